@@ -1,0 +1,25 @@
+# Default build type, and the sanitizer build (COHORT_SANITIZE).
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  if(COHORT_SANITIZE)
+    set(_cohort_default_type Debug)    # keep assert()s; -O1 -g is forced below
+  else()
+    set(_cohort_default_type Release)
+  endif()
+  set(CMAKE_BUILD_TYPE ${_cohort_default_type} CACHE STRING
+      "Build type (Debug, Release, RelWithDebInfo, MinSizeRel)" FORCE)
+  set_property(CACHE CMAKE_BUILD_TYPE PROPERTY STRINGS Debug Release RelWithDebInfo MinSizeRel)
+endif()
+
+# Release is CMake's "-O3 -DNDEBUG". No -march=native: oneDNN picks its ISA at
+# run time, and our own loops stay portable.
+
+if(COHORT_SANITIZE)
+  set(_cohort_san -fsanitize=address,undefined -fno-omit-frame-pointer
+                  -fno-sanitize-recover=undefined)
+  # Applies to every target (library, tests, examples); comes after the
+  # build type's flags on the command line, so -O1 wins.
+  add_compile_options(${_cohort_san} -O1 -g -D_GLIBCXX_ASSERTIONS)
+  add_link_options(${_cohort_san})
+  message(STATUS "cohort: sanitizer build (ASan + UBSan)")
+endif()

@@ -1,0 +1,56 @@
+// ArrayRef: a non-owning view of a contiguous array (libtorch's IntArrayRef), printed as [2, 3].
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <vector>
+
+namespace cohort {
+
+template <class T>
+class ArrayRef {
+ public:
+  ArrayRef() = default;
+  ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
+  ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
+  ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  // Valid for the full expression the braced list appears in, as with libtorch.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  ArrayRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}  // NOLINT
+#pragma GCC diagnostic pop
+
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T& front() const { return data_[0]; }
+  const T& back() const { return data_[size_ - 1]; }
+  std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
+  operator std::vector<T>() const { return vec(); }  // NOLINT
+
+  friend bool operator==(ArrayRef a, ArrayRef b) {
+    if (a.size_ != b.size_) return false;
+    for (size_t i = 0; i < a.size_; ++i)
+      if (!(a.data_[i] == b.data_[i])) return false;
+    return true;
+  }
+  friend bool operator!=(ArrayRef a, ArrayRef b) { return !(a == b); }
+
+ private:
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+using IntArrayRef = ArrayRef<int64_t>;
+using Shape = std::vector<int64_t>;
+
+std::ostream& operator<<(std::ostream& os, IntArrayRef a);
+inline std::ostream& operator<<(std::ostream& os, const std::vector<int64_t>& v) {
+  return os << IntArrayRef(v);
+}
+
+}  // namespace cohort

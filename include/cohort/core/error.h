@@ -1,0 +1,72 @@
+// Errors: every misuse of the API throws a cohort::Error whose message reads
+// "<op>: <what is wrong>, got <values>[; hint: <fix>]".
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace cohort {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// An index or dimension out of range.
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A dtype that an op does not accept, or a result type that cannot be cast.
+class TypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Tensors on different devices, or a device that does not exist.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Misuse of autograd: a second backward, an in-place change of a saved tensor, ...
+class AutogradError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An allocation the machine cannot satisfy.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+[[noreturn]] void internal_assert_fail(const char* cond, const char* file, int line);
+}  // namespace detail
+
+}  // namespace cohort
+
+// Throws ErrorType with the concatenated message when cond is false.
+#define COHORT_CHECK_AS(ErrorType, cond, ...)                          \
+  do {                                                                 \
+    if (!(cond)) [[unlikely]]                                          \
+      throw ErrorType(::cohort::detail::str(__VA_ARGS__));             \
+  } while (0)
+
+#define COHORT_CHECK(cond, ...) COHORT_CHECK_AS(::cohort::Error, cond, __VA_ARGS__)
+
+// An internal invariant: failing it is a bug in cohort, not a user error.
+#define COHORT_ASSERT(cond)                                                        \
+  do {                                                                             \
+    if (!(cond)) [[unlikely]]                                                      \
+      ::cohort::detail::internal_assert_fail(#cond, __FILE__, __LINE__);           \
+  } while (0)

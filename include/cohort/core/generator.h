@@ -1,0 +1,31 @@
+// The seeded random generator behind rand/randn/randint, dropout and shuffling.
+// One default generator per process; manual_seed resets it. Streams are deterministic for a seed.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <random>
+
+namespace cohort {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 5489u) : engine_(seed), seed_(seed) {}
+  void manual_seed(uint64_t seed) { engine_.seed(seed); seed_ = seed; }
+  uint64_t initial_seed() const { return seed_; }
+  std::mt19937_64& engine() { return engine_; }
+  // Generators are shared across threads; hold this while drawing.
+  std::mutex& mutex() { return mutex_; }
+  // A 64-bit draw, e.g. to seed a child generator.
+  uint64_t next_u64() { std::lock_guard<std::mutex> l(mutex_); return engine_(); }
+
+ private:
+  std::mt19937_64 engine_;
+  uint64_t seed_;
+  std::mutex mutex_;
+};
+
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+}  // namespace cohort

@@ -1,0 +1,51 @@
+// Storage: owns a tensor's bytes and knows its device. Tensors that are views of one another share
+// one Storage; its version counter counts in-place writes (Note [Version counters] in autograd/saved.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "cohort/core/device.h"
+
+namespace cohort {
+
+class StorageImpl {
+ public:
+  using Deleter = std::function<void(void*)>;
+  // Allocates nbytes on `device` (aligned to 64 bytes); throws OutOfMemoryError when that fails.
+  StorageImpl(size_t nbytes, Device device);
+  // Wraps memory the caller owns; `deleter` (may be empty) runs when the storage dies.
+  StorageImpl(void* data, size_t nbytes, Device device, Deleter deleter);
+  ~StorageImpl();
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  Deleter deleter_;  // empty for memory from the device allocator
+  bool owned_ = false;
+  std::atomic<uint32_t> version_{0};
+};
+
+using Storage = std::shared_ptr<StorageImpl>;
+
+// Bytes in use and the peak on one device, as counted by its allocator.
+struct MemoryStats {
+  int64_t allocated_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t allocations = 0;  // live allocations
+};
+MemoryStats memory_stats(Device device);
+void reset_peak_memory_stats(Device device);
+
+}  // namespace cohort

@@ -1,0 +1,303 @@
+// Tensor: a cheap handle (one shared pointer) to a TensorImpl. Copying a Tensor shares the data,
+// as in libtorch; clone() copies it. Methods forward to the free functions in <cohort/ops/...>,
+// where each op's contract is documented.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "cohort/core/array_ref.h"
+#include "cohort/core/scalar.h"
+#include "cohort/core/tensor_impl.h"
+#include "cohort/core/tensor_options.h"
+
+namespace cohort {
+
+namespace autograd {
+class Node;
+}
+namespace indexing {
+class TensorIndex;
+}
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* unsafe_impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  // --- Geometry ---------------------------------------------------------------------------------
+  IntArrayRef sizes() const { return checked().sizes(); }
+  IntArrayRef strides() const { return checked().strides(); }
+  int64_t size(int64_t dim) const;    // negative dims count from the end
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return checked().dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return checked().numel(); }
+  int64_t storage_offset() const { return checked().offset(); }
+  bool is_contiguous() const { return checked().is_contiguous(); }
+  DType scalar_type() const { return checked().dtype(); }
+  DType dtype() const { return checked().dtype(); }
+  Device device() const { return checked().device(); }
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  bool is_floating_point() const { return cohort::is_floating_point(dtype()); }
+  size_t element_size() const { return cohort::element_size(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  std::string toString() const;  // "float32 [2, 3] on cpu:0"
+
+  // --- Data access ------------------------------------------------------------------------------
+  // Pointer to the first element; T must match the dtype exactly.
+  template <class T>
+  T* data_ptr() const;
+  void* data_ptr() const { return checked().data(); }
+  // The value of a one-element tensor.
+  template <class T>
+  T item() const;
+  Scalar item() const;
+
+  // --- Autograd ---------------------------------------------------------------------------------
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  bool is_leaf() const;
+  // Computes gradients of this tensor w.r.t. the graph leaves. `gradient` is required unless this
+  // tensor has one element.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  Tensor detach() const;
+  Tensor& detach_();
+  void retain_grad() const;
+  bool retains_grad() const;
+  // Hooks see the gradient w.r.t. this tensor; one returning a Tensor replaces it.
+  using Hook = std::function<Tensor(const Tensor&)>;
+  unsigned register_hook(Hook hook) const;
+  template <class F, std::enable_if_t<std::is_void_v<std::invoke_result_t<F, const Tensor&>>, int> = 0>
+  unsigned register_hook(F f) const {
+    return register_hook(Hook([f = std::move(f)](const Tensor& g) { f(g); return Tensor(); }));
+  }
+  void remove_hook(unsigned handle) const;
+  // Bumped by every in-place write to this tensor's storage.
+  uint32_t _version() const { return checked().storage()->version(); }
+
+  // --- Views (share storage) --------------------------------------------------------------------
+  Tensor view(IntArrayRef sizes) const;
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor permute(IntArrayRef dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor expand(IntArrayRef sizes, bool implicit = false) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset = std::nullopt) const;
+  Tensor contiguous() const;
+
+  // --- Copies and conversions -------------------------------------------------------------------
+  Tensor clone() const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_();
+  Tensor to(DType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const Tensor& other) const { return to(other.options()); }
+  Tensor cpu() const { return to(Device(kCPU, 0)); }
+  Tensor toType(DType dtype) const { return to(dtype); }
+  Tensor new_empty(IntArrayRef sizes, const TensorOptions& options = {}) const;
+  Tensor new_zeros(IntArrayRef sizes, const TensorOptions& options = {}) const;
+  Tensor new_ones(IntArrayRef sizes, const TensorOptions& options = {}) const;
+  Tensor new_full(IntArrayRef sizes, const Scalar& value, const TensorOptions& options = {}) const;
+
+  // --- Pointwise math ---------------------------------------------------------------------------
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& pow_(const Scalar& exponent);
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor square() const;
+  Tensor reciprocal() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& abs_();
+  Tensor& relu_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor logical_not() const;
+  Tensor isnan() const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+
+  // --- Reductions -------------------------------------------------------------------------------
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod() const;
+  Tensor max() const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor max(const Tensor& other) const { return maximum(other); }
+  Tensor min(const Tensor& other) const { return minimum(other); }
+  Tensor amax(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
+
+  // --- Linear algebra and indexing --------------------------------------------------------------
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+
+  // --- Operators (elementwise, broadcasting) ----------------------------------------------------
+  Tensor operator-() const { return neg(); }
+  Tensor& operator+=(const Tensor& o) { return add_(o); }
+  Tensor& operator+=(const Scalar& o) { return add_(o); }
+  Tensor& operator-=(const Tensor& o) { return sub_(o); }
+  Tensor& operator-=(const Scalar& o) { return sub_(o); }
+  Tensor& operator*=(const Tensor& o) { return mul_(o); }
+  Tensor& operator*=(const Scalar& o) { return mul_(o); }
+  Tensor& operator/=(const Tensor& o) { return div_(o); }
+  Tensor& operator/=(const Scalar& o) { return div_(o); }
+
+ private:
+  const TensorImpl& checked() const;
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+Tensor operator!(const Tensor& a);
+Tensor operator&&(const Tensor& a, const Tensor& b) = delete;  // use logical_and
+
+// Prints like PyTorch: tensor([[1.0000, 2.0000]], requires_grad=True).
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+template <class T>
+T* Tensor::data_ptr() const {
+  COHORT_CHECK_AS(TypeError, dtype() == dtype_v<T>, "data_ptr: the tensor holds ", dtype(),
+                  ", got a request for ", dtype_v<T>);
+  return static_cast<T*>(checked().data());
+}
+
+template <class T>
+T Tensor::item() const {
+  return item().to<T>();
+}
+
+}  // namespace cohort

@@ -1,0 +1,26 @@
+// Matrix products (oneDNN for float32, plain loops for the other dtypes) and einsum.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cohort/core/tensor.h"
+
+namespace cohort {
+
+Tensor mm(const Tensor& a, const Tensor& b);   // [n, k] x [k, m] -> [n, m]
+Tensor bmm(const Tensor& a, const Tensor& b);  // [b, n, k] x [b, k, m] -> [b, n, m]
+// numpy matmul: 1-d operands are promoted and the added dim removed; batch dims broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// beta * input + alpha * (a x b); input broadcasts to [n, m].
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor outer(const Tensor& a, const Tensor& b);
+
+// Einstein summation over one or two operands: "bgi,gio->bgo", "gik,gkj->gij", "ij->ji",
+// "...ij,...jk->...ik". Letters in the inputs but not in the output are summed; without "->" the
+// output is the letters seen once, in alphabetical order. Repeated letters within one operand
+// (diagonals) are not supported and throw.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+
+}  // namespace cohort

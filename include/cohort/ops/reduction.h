@@ -1,0 +1,47 @@
+// Reductions over all elements or over `dims` (negative dims count from the end; keepdim keeps the
+// reduced dims with size 1). Integer and bool inputs sum to int64, as in PyTorch.
+#pragma once
+
+#include <optional>
+#include <tuple>
+
+#include "cohort/core/tensor.h"
+
+namespace cohort {
+
+Tensor sum(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& x);
+
+// Largest value (NaN if any is NaN); with a dim, the values and their int64 indices.
+Tensor max(const Tensor& x);
+Tensor min(const Tensor& x);
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+// Like max/min but over several dims, values only; an empty dims list means all dims.
+Tensor amax(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, IntArrayRef dims = {}, bool keepdim = false);
+// Index of the largest value, in the flattened tensor when dim is not given.
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+
+// p-norm (p = 2 by default; 1, inf and any p > 0 work).
+Tensor norm(const Tensor& x, const Scalar& p = 2);
+Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim = false);
+// Variance and standard deviation; unbiased divides by N - 1.
+Tensor var(const Tensor& x, bool unbiased = true);
+Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& x, bool unbiased = true);
+Tensor std(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+
+// exp(x) / sum(exp(x)) along dim, computed stably; log_softmax is its log.
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
+
+// Sums `grad` down to `sizes` (undoing a broadcast): used by every broadcasting op's backward.
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+
+}  // namespace cohort

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs cohort's build and test dependencies (Debian 12 packages). Idempotent: does nothing
+# when everything is installed. --oracle also installs PyTorch (fixtures, benchmark peer).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libdnnl-dev ocl-icd-opencl-dev   # oneDNN's CMake config needs OpenCL (only "Recommended")
+  zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+)
+
+for arg in "$@"; do
+  case $arg in
+    --oracle) packages+=(python3-torch) ;;
+    -h|--help) echo "usage: $0 [--oracle]"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg'; usage: $0 [--oracle]" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ $status == installed ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

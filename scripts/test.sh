@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The test command: installs dependencies, builds and runs the whole suite in build/ (Release),
+# then again in build-asan/ (ASan + UBSan). --no-asan skips the sanitizer build.
+# The last line printed is the summary of the last ctest run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+asan=1
+for arg in "$@"; do
+  case $arg in
+    --no-asan) asan=0 ;;
+    -h|--help) echo "usage: $0 [--no-asan]"; exit 0 ;;
+    *) echo "test.sh: unknown option '$arg'; usage: $0 [--no-asan]" >&2; exit 2 ;;
+  esac
+done
+
+jobs=2
+
+bash scripts/install-deps.sh
+
+echo "== Release build (build/)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
+      -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=OFF
+cmake --build build -j"$jobs"
+
+if ((!asan)); then
+  exec ctest --test-dir build --output-on-failure -j"$jobs"
+fi
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== Sanitizer build (build-asan/)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+      -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=ON
+cmake --build build-asan -j"$jobs"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+exec ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^install\.consumer$'

@@ -1,0 +1,301 @@
+// The backward engine.
+//
+// Note [Backward engine]
+// backward() first counts, for every node reachable from the roots, how many edges lead into it.
+// A node is ready when all of them have delivered their gradient (summed in its input buffer).
+// Ready nodes run on their device's worker: nodes on the device of the first root run on the
+// calling thread, nodes on other devices on one persistent worker thread per device, so the parts
+// of a graph that live on different devices (data-parallel replicas) run their backward at the same
+// time. Among ready nodes the one created last runs first (PyTorch's order), which lets gradients of
+// the last layers finish early. The first error stops scheduling; it is rethrown on the calling
+// thread once the nodes in flight are done, so nothing hangs. Callbacks queued during the pass run
+// on the calling thread at its end.
+#include "cohort/autograd/engine.h"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/function_node.h"
+#include "autograd/meta.h"
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+
+namespace cohort::autograd {
+
+namespace {
+
+struct GraphTask;
+
+struct ReadyItem {
+  uint64_t sequence_nr;
+  std::shared_ptr<GraphTask> task;
+  Node* node;
+  bool operator<(const ReadyItem& o) const { return sequence_nr < o.sequence_nr; }
+};
+
+struct GraphTask {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, Tensor> buffers;
+  std::priority_queue<ReadyItem> local_ready;  // nodes on the calling thread's device
+  int outstanding = 0;                         // scheduled and not yet finished
+  std::exception_ptr error;
+  Device owner_device;
+  bool create_graph = false;
+  // For grad(): gradients arriving at these nodes are captured instead of applied.
+  std::unordered_map<Node*, size_t> captures;
+  std::vector<Tensor> captured;
+  std::vector<std::function<void()>> callbacks;
+};
+
+thread_local GraphTask* t_current_task = nullptr;
+
+void schedule(const std::shared_ptr<GraphTask>& task, Node* node);  // task->mutex held
+
+class DeviceWorker {
+ public:
+  explicit DeviceWorker(int device_index) : thread_([this] { run(); }) {
+    (void)device_index;
+    thread_.detach();  // lives for the process; never destroyed (see workers())
+  }
+  void push(ReadyItem item) {
+    {
+      std::lock_guard<std::mutex> l(mutex_);
+      queue_.push(std::move(item));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void run();
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::priority_queue<ReadyItem> queue_;
+  std::thread thread_;
+};
+
+DeviceWorker& worker(int device_index) {
+  static std::mutex m;
+  static auto* all = new std::unordered_map<int, DeviceWorker*>();  // leaked: threads outlive statics
+  std::lock_guard<std::mutex> l(m);
+  auto& w = (*all)[device_index];
+  if (!w) w = new DeviceWorker(device_index);
+  return *w;
+}
+
+void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined() || !grads[i].is_floating_point()) continue;
+    if (!isfinite(grads[i]).logical_not().sum().item<int64_t>()) continue;
+    throw AutogradError(detail::str("anomaly detected: ", node.name(), " returned NaN or Inf in its gradient #", i,
+                                    " (shape ", grads[i].sizes(), "); the op that produced it in forward is ",
+                                    node.forward_op().empty() ? node.name() : node.forward_op()));
+  }
+}
+
+// Runs one ready node and delivers its gradients. Never throws: errors are stored in the task.
+void execute(const std::shared_ptr<GraphTask>& task, Node* node) {
+  GraphTask* previous_task = t_current_task;
+  t_current_task = task.get();
+  std::vector<Tensor> grads;
+  bool failed = false;
+  try {
+    Tensor grad;
+    bool stopped;
+    {
+      std::lock_guard<std::mutex> l(task->mutex);
+      stopped = task->error != nullptr;
+      auto it = task->buffers.find(node);
+      if (it != task->buffers.end()) {
+        grad = std::move(it->second);
+        task->buffers.erase(it);
+      }
+    }
+    if (!stopped && grad.defined()) {
+      AutoGradMode mode(task->create_graph);
+      grad = node->run_pre_hooks(std::move(grad));
+      auto capture = task->captures.find(node);
+      if (capture != task->captures.end()) {
+        task->captured[capture->second] = grad;
+        if (dynamic_cast<AccumulateGrad*>(node)) grad = Tensor();  // grad(): leaves' .grad untouched
+      }
+      if (grad.defined()) {
+        grads = node->apply(std::move(grad));
+        if (AnomalyMode::is_enabled()) check_anomaly(*node, grads);
+      }
+    }
+  } catch (...) {
+    failed = true;
+    std::lock_guard<std::mutex> l(task->mutex);
+    if (!task->error) task->error = std::current_exception();
+  }
+  {
+    std::lock_guard<std::mutex> l(task->mutex);
+    const auto& next = node->next_functions();
+    for (size_t i = 0; i < next.size(); ++i) {
+      Node* n = next[i].get();
+      if (!n) continue;
+      if (!failed && i < grads.size() && grads[i].defined()) {
+        Tensor& buffer = task->buffers[n];
+        buffer = buffer.defined() ? buffer + grads[i] : std::move(grads[i]);
+      }
+      if (--task->dependencies[n] == 0) schedule(task, n);
+    }
+    if (--task->outstanding == 0) task->cv.notify_all();
+  }
+  t_current_task = previous_task;
+}
+
+void DeviceWorker::run() {
+  for (;;) {
+    ReadyItem item;
+    {
+      std::unique_lock<std::mutex> l(mutex_);
+      cv_.wait(l, [this] { return !queue_.empty(); });
+      item = queue_.top();
+      queue_.pop();
+    }
+    execute(item.task, item.node);
+  }
+}
+
+void schedule(const std::shared_ptr<GraphTask>& task, Node* node) {
+  ++task->outstanding;
+  ReadyItem item{node->sequence_nr(), task, node};
+  if (node->device() == task->owner_device) {
+    task->local_ready.push(std::move(item));
+    task->cv.notify_all();
+  } else {
+    worker(node->device().index()).push(std::move(item));
+  }
+}
+
+std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+                                 std::optional<bool> retain_graph, bool create_graph,
+                                 const std::vector<Tensor>* inputs, bool allow_unused) {
+  COHORT_CHECK(!outputs.empty(), "backward: expected at least one tensor, got none");
+  COHORT_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "backward: got ", outputs.size(),
+               " tensors but ", grad_outputs.size(), " gradients");
+  auto task = std::make_shared<GraphTask>();
+  task->create_graph = create_graph;
+  bool keep_graph = retain_graph.value_or(create_graph);
+
+  std::vector<std::shared_ptr<Node>> roots;
+  std::vector<Tensor> root_grads;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    COHORT_CHECK(out.defined(), "backward: tensor ", i, " is undefined");
+    COHORT_CHECK_AS(AutogradError, out.requires_grad(), "backward: element ", i,
+                    " of tensors does not require grad and does not have a grad_fn; hint: create the leaves "
+                    "with requires_grad(true), and do not compute the loss under NoGradGuard");
+    Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+    if (!g.defined()) {
+      COHORT_CHECK_AS(AutogradError, out.numel() == 1, "backward: grad can be implicitly created only for "
+                      "outputs with one element, got shape ", out.sizes(),
+                      "; hint: pass a gradient of that shape (backward(gradient)), or reduce the output first");
+      g = ones_like(out);
+    } else {
+      COHORT_CHECK(g.sizes() == out.sizes(), "backward: the gradient for tensor ", i, " has shape ", g.sizes(),
+                   " but the tensor has shape ", out.sizes());
+    }
+    roots.push_back(gradient_edge(out));
+    root_grads.push_back(g);
+  }
+  task->owner_device = roots[0]->device();
+
+  // Count the edges into every reachable node.
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (auto& r : roots)
+    if (seen.insert(r.get()).second) stack.push_back(r.get());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const auto& next : n->next_functions()) {
+      if (!next) continue;
+      ++task->dependencies[next.get()];
+      if (seen.insert(next.get()).second) stack.push_back(next.get());
+    }
+  }
+
+  if (inputs) {
+    task->captured.resize(inputs->size());
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      const Tensor& in = (*inputs)[i];
+      COHORT_CHECK_AS(AutogradError, in.defined() && in.requires_grad(), "grad: input ", i,
+                      " does not require grad");
+      std::shared_ptr<Node> edge = gradient_edge(in);
+      COHORT_CHECK_AS(AutogradError, allow_unused || seen.count(edge.get()), "grad: input ", i,
+                      " (shape ", in.sizes(), ") was not used to compute the outputs; hint: pass allow_unused=true");
+      task->captures[edge.get()] = i;
+    }
+  }
+
+  {
+    std::unique_lock<std::mutex> l(task->mutex);
+    for (size_t i = 0; i < roots.size(); ++i) {
+      Tensor& buffer = task->buffers[roots[i].get()];
+      buffer = buffer.defined() ? buffer + root_grads[i] : root_grads[i];
+    }
+    std::unordered_set<Node*> scheduled;
+    for (auto& r : roots)
+      if (task->dependencies[r.get()] == 0 && scheduled.insert(r.get()).second) schedule(task, r.get());
+
+    // The calling thread works the queue of its own device until the whole graph is done.
+    while (task->outstanding > 0) {
+      task->cv.wait(l, [&] { return task->outstanding == 0 || !task->local_ready.empty(); });
+      if (task->local_ready.empty()) continue;
+      ReadyItem item = task->local_ready.top();
+      task->local_ready.pop();
+      l.unlock();
+      execute(task, item.node);
+      l.lock();
+    }
+  }
+
+  if (!keep_graph) {
+    for (Node* n : seen) n->release();
+  }
+  if (task->error) std::rethrow_exception(task->error);
+
+  // Callbacks may queue more callbacks.
+  GraphTask* previous = t_current_task;
+  t_current_task = task.get();
+  for (size_t i = 0; i < task->callbacks.size(); ++i) {
+    auto cb = task->callbacks[i];
+    cb();
+  }
+  t_current_task = previous;
+  return task->captured;
+}
+
+}  // namespace
+
+void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+              std::optional<bool> retain_graph, bool create_graph) {
+  run_backward(outputs, grad_outputs, retain_graph, create_graph, nullptr, false);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
+  return run_backward(outputs, grad_outputs, retain_graph, create_graph, &inputs, allow_unused);
+}
+
+void queue_callback(std::function<void()> callback) {
+  COHORT_CHECK_AS(AutogradError, t_current_task != nullptr,
+                  "queue_callback: called outside a backward pass; hint: call it from a hook during backward()");
+  std::lock_guard<std::mutex> l(t_current_task->mutex);
+  t_current_task->callbacks.push_back(std::move(callback));
+}
+
+}  // namespace cohort::autograd

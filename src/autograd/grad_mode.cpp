@@ -1,0 +1,18 @@
+// Grad mode is per thread (replica threads copy the caller's); anomaly mode is per process.
+#include "cohort/autograd/grad_mode.h"
+
+#include <atomic>
+
+namespace cohort {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+std::atomic<bool> g_anomaly_enabled{false};
+}  // namespace
+
+bool GradMode::is_enabled() { return t_grad_enabled; }
+void GradMode::set_enabled(bool enabled) { t_grad_enabled = enabled; }
+bool AnomalyMode::is_enabled() { return g_anomaly_enabled.load(std::memory_order_relaxed); }
+void AnomalyMode::set_enabled(bool enabled) { g_anomaly_enabled.store(enabled, std::memory_order_relaxed); }
+
+}  // namespace cohort

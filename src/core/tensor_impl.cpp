@@ -1,0 +1,70 @@
+// TensorImpl geometry bookkeeping.
+#include "cohort/core/tensor_impl.h"
+
+#include <limits>
+
+#include "autograd/meta.h"
+#include "cohort/core/error.h"
+
+namespace cohort {
+
+Shape contiguous_strides(IntArrayRef sizes) {
+  Shape strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+int64_t checked_numel(IntArrayRef sizes, const char* op) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    COHORT_CHECK(s >= 0, op, ": sizes must be non-negative, got ", sizes);
+    if (s != 0 && n > std::numeric_limits<int64_t>::max() / s)
+      throw OutOfMemoryError(detail::str(op, ": the number of elements of a tensor of sizes ", sizes,
+                                         " overflows int64"));
+    n *= s;
+  }
+  return n;
+}
+
+TensorImpl::TensorImpl(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset)
+    : storage_(std::move(storage)), dtype_(dtype), sizes_(std::move(sizes)), strides_(std::move(strides)),
+      offset_(offset) {
+  COHORT_ASSERT(sizes_.size() == strides_.size());
+  refresh();
+}
+
+TensorImpl::~TensorImpl() = default;
+
+void TensorImpl::set_storage(Storage storage, Shape sizes, Shape strides, int64_t offset) {
+  storage_ = std::move(storage);
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  offset_ = offset;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = 1;
+  for (int64_t s : sizes_) numel_ *= s;
+  contiguous_ = true;
+  int64_t expected = 1;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) {
+      contiguous_ = false;
+      break;
+    }
+    expected *= sizes_[i];
+  }
+}
+
+autograd::AutogradMeta& TensorImpl::ensure_autograd_meta() {
+  if (!autograd_) autograd_ = std::make_unique<autograd::AutogradMeta>();
+  return *autograd_;
+}
+
+}  // namespace cohort

@@ -1,0 +1,88 @@
+// Copies and conversions: clone, contiguous, to(dtype/device), copy_, fill_, zero_.
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
+#include "ops/cpu/kernels.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+Tensor clone(const Tensor& x) {
+  detail::check_defined("clone", x);
+  Tensor out = detail::make_empty(x.sizes(), x.dtype(), x.device());
+  kernel::copy(out, x);
+  return autograd::record("CloneBackward0", out, {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+}
+
+Tensor contiguous(const Tensor& x) {
+  detail::check_defined("contiguous", x);
+  return x.is_contiguous() ? x : clone(x);
+}
+
+Tensor to(const Tensor& x, const TensorOptions& options, bool copy) {
+  detail::check_defined("to", x);
+  DType dtype = options.has_dtype() ? options.dtype() : x.dtype();
+  Device device = options.has_device() ? options.device() : x.device();
+  check_device(device, "to");
+  if (!copy && dtype == x.dtype() && device == x.device()) return x;
+  // Note: CPU devices share one address space, so a device move is a copy into memory counted
+  // against the target device; keeping it a real copy keeps devices independent.
+  Tensor out = detail::make_empty(x.sizes(), dtype, device);
+  kernel::copy(out, x);
+  if (!is_floating_point(dtype)) return out;
+  DType in_dtype = x.dtype();
+  Device in_device = x.device();
+  return autograd::record("ToCopyBackward0", out, {x}, [in_dtype, in_device](const Tensor& g) {
+    return std::vector<Tensor>{g.to(TensorOptions(in_dtype).device(in_device))};
+  });
+}
+
+Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
+  detail::check_defined("copy_", *this, "destination");
+  detail::check_defined("copy_", src, "source");
+  Shape shape = broadcast_shapes(sizes(), src.sizes(), "copy_");
+  COHORT_CHECK(shape == sizes().vec(), "copy_: the source of shape ", src.sizes(),
+               " cannot be broadcast to the destination's shape ", sizes());
+  bool graph = autograd::needs_grad({*this, src});
+  detail::check_inplace("copy_", *this, graph);
+  if (graph) {
+    // The new values are src's, so the gradient flows to src only.
+    Tensor result = src.to(TensorOptions(dtype()).device(device())).expand(sizes());
+    {
+      NoGradGuard g;
+      kernel::copy(*this, result);
+    }
+    Shape src_sizes = src.sizes().vec();
+    DType src_dtype = src.dtype();
+    Tensor self = *this;
+    Tensor tracked = autograd::record("CopyBackwards", detail::make_view(*this, sizes().vec(), strides().vec(), storage_offset()),
+                                      {*this, src}, [src_sizes, src_dtype](const Tensor& g) {
+                                        return std::vector<Tensor>{Tensor(), detail::reduce_grad(g, src_sizes, src_dtype)};
+                                      });
+    detail::rebase_history(*this, tracked);
+  } else {
+    kernel::copy(*this, src);
+  }
+  unsafe_impl()->storage()->bump_version();
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  detail::check_defined("fill_", *this);
+  detail::check_inplace("fill_", *this, false);
+  kernel::fill(*this, value);
+  if (requires_grad() && GradMode::is_enabled()) {
+    // The values no longer depend on anything.
+    Shape s = sizes().vec();
+    Tensor tracked = autograd::record("FillBackward0", detail::make_view(*this, s, strides().vec(), storage_offset()),
+                                      {*this}, [](const Tensor&) { return std::vector<Tensor>{Tensor()}; });
+    detail::rebase_history(*this, tracked);
+  }
+  unsafe_impl()->storage()->bump_version();
+  return *this;
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+}  // namespace cohort

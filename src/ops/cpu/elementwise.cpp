@@ -1,0 +1,236 @@
+// Elementwise CPU kernels: copy/cast, fill, binary and unary math, clamp, where.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/cpu/kernels.h"
+#include "ops/cpu/loops.h"
+
+namespace cohort::kernel {
+
+namespace {
+
+template <class To, class From>
+inline To cast(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// Integer arithmetic wraps around as in PyTorch (signed overflow is undefined in C++, so go unsigned).
+template <class T>
+inline T wrap_add(T x, T y) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(x) + static_cast<U>(y));
+  } else {
+    return static_cast<T>(x + y);
+  }
+}
+template <class T>
+inline T wrap_mul(T x, T y) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(x) * static_cast<U>(y));
+  } else {
+    return static_cast<T>(x * y);
+  }
+}
+template <class T>
+inline T wrap_neg(T x) {
+  return wrap_mul(x, static_cast<T>(-1));
+}
+
+template <class T>
+inline T pow_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else {
+    if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b % 2) ? -1 : 1) : 0);  // integer semantics
+    T result = 1;
+    T base = a;
+    for (auto e = b; e > 0; e >>= 1) {
+      if (e & 1) result = wrap_mul(result, base);
+      base = wrap_mul(base, base);
+    }
+    return result;
+  }
+}
+
+template <class T>
+inline T max_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a > b ? a : b;
+}
+
+template <class T>
+inline T min_value(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a < b ? a : b;
+}
+
+template <class T>
+void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, T alpha) {
+  switch (op) {
+    case BinaryOp::Add:
+      if (alpha == T(1)) return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return wrap_add(x, y); });
+      return binary_loop<T, T, T>(out, a, b, [alpha](T x, T y) { return wrap_add(x, wrap_mul(alpha, y)); });
+    case BinaryOp::Sub:
+      if (alpha == T(1)) return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return wrap_add(x, wrap_neg(y)); });
+      return binary_loop<T, T, T>(out, a, b, [alpha](T x, T y) { return wrap_add(x, wrap_neg(wrap_mul(alpha, y))); });
+    case BinaryOp::Mul: return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return wrap_mul(x, y); });
+    case BinaryOp::Div: return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return static_cast<T>(x / y); });
+    case BinaryOp::Pow: return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return pow_value(x, y); });
+    case BinaryOp::Maximum: return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return max_value(x, y); });
+    case BinaryOp::Minimum: return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return min_value(x, y); });
+    case BinaryOp::Eq: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x == y; });
+    case BinaryOp::Ne: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != y; });
+    case BinaryOp::Lt: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x < y; });
+    case BinaryOp::Le: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x <= y; });
+    case BinaryOp::Gt: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x > y; });
+    case BinaryOp::Ge: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x >= y; });
+    case BinaryOp::And: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != T(0) && y != T(0); });
+    case BinaryOp::Or: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != T(0) || y != T(0); });
+  }
+}
+
+template <class T>
+inline T sign_value(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x;
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return x > 0 ? 1 : 0;
+  } else {
+    return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+}
+
+template <class T>
+void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
+  using F = T;  // float ops only reach here for floating T (checked by the ops)
+  switch (op) {
+    case UnaryOp::Neg: return unary_loop<T, T>(out, in, [](T x) { return wrap_neg(x); });
+    case UnaryOp::Abs:
+      if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return unary_loop<T, T>(out, in, [](T x) { return x; });
+      else return unary_loop<T, T>(out, in, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
+    case UnaryOp::Sign: return unary_loop<T, T>(out, in, [](T x) { return sign_value(x); });
+    case UnaryOp::Relu: return unary_loop<T, T>(out, in, [](T x) { return x > T(0) ? x : T(0); });
+    case UnaryOp::Square: return unary_loop<T, T>(out, in, [](T x) { return static_cast<T>(x * x); });
+    case UnaryOp::LogicalNot: return unary_loop<bool, T>(out, in, [](T x) { return x == T(0); });
+    case UnaryOp::IsNan:
+      if constexpr (std::is_floating_point_v<T>) return unary_loop<bool, T>(out, in, [](T x) { return std::isnan(x); });
+      else return unary_loop<bool, T>(out, in, [](T) { return false; });
+    case UnaryOp::IsFinite:
+      if constexpr (std::is_floating_point_v<T>) return unary_loop<bool, T>(out, in, [](T x) { return std::isfinite(x); });
+      else return unary_loop<bool, T>(out, in, [](T) { return true; });
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case UnaryOp::Exp: return unary_loop<T, T>(out, in, [](F x) { return std::exp(x); });
+      case UnaryOp::Log: return unary_loop<T, T>(out, in, [](F x) { return std::log(x); });
+      case UnaryOp::Sqrt: return unary_loop<T, T>(out, in, [](F x) { return std::sqrt(x); });
+      case UnaryOp::Rsqrt: return unary_loop<T, T>(out, in, [](F x) { return F(1) / std::sqrt(x); });
+      case UnaryOp::Sigmoid: return unary_loop<T, T>(out, in, [](F x) { return F(1) / (F(1) + std::exp(-x)); });
+      case UnaryOp::Tanh: return unary_loop<T, T>(out, in, [](F x) { return std::tanh(x); });
+      case UnaryOp::Reciprocal: return unary_loop<T, T>(out, in, [](F x) { return F(1) / x; });
+      case UnaryOp::Sin: return unary_loop<T, T>(out, in, [](F x) { return std::sin(x); });
+      case UnaryOp::Cos: return unary_loop<T, T>(out, in, [](F x) { return std::cos(x); });
+      default: break;
+    }
+  }
+  COHORT_ASSERT(false);
+}
+
+}  // namespace
+
+void copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  // Same dtype, both contiguous and no broadcast: one memcpy (split over threads when large).
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.sizes() == src.sizes()) {
+    char* d = static_cast<char*>(dst.data_ptr());
+    const char* s = static_cast<const char*>(src.data_ptr());
+    int64_t bytes = static_cast<int64_t>(dst.nbytes());
+    parallel_for(bytes, int64_t{1} << 20, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
+    return;
+  }
+  dispatch(dst.dtype(), [&](auto out_tag) {
+    using Out = decltype(out_tag);
+    dispatch(src.dtype(), [&](auto in_tag) {
+      using In = decltype(in_tag);
+      unary_loop<Out, In>(dst, src, [](In v) { return cast<Out>(v); });
+    });
+  });
+}
+
+void fill(const Tensor& dst, const Scalar& value) {
+  dispatch(dst.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T v = value.is_bool() ? static_cast<T>(value.to<bool>()) : value.to<T>();
+    ElementwiseLoop<1> loop(dst.sizes(), {&dst});
+    loop.run([&](std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+      if (s[0] == sizeof(T)) {
+        T* o = reinterpret_cast<T*>(p[0]);
+        for (int64_t i = 0; i < n; ++i) o[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+      }
+    });
+  });
+}
+
+void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  COHORT_ASSERT(a.dtype() == b.dtype());
+  dispatch(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      // Arithmetic on bools acts on their 0/1 values as PyTorch does (add = or, mul = and).
+      binary_typed<bool>(op, out, a, b, alpha.to<bool>());
+    } else {
+      binary_typed<T>(op, out, a, b, alpha.to<T>());
+    }
+  });
+}
+
+void unary(UnaryOp op, const Tensor& out, const Tensor& in) {
+  dispatch(in.dtype(), [&](auto tag) { unary_typed<decltype(tag)>(op, out, in); });
+}
+
+void clamp(const Tensor& out, const Tensor& in, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  dispatch(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const bool has_lo = lo.has_value(), has_hi = hi.has_value();
+    const T l = has_lo ? lo->to<T>() : T(0), h = has_hi ? hi->to<T>() : T(0);
+    unary_loop<T, T>(out, in, [=](T x) {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(x)) return x;
+      }
+      if (has_lo && x < l) x = l;
+      if (has_hi && x > h) x = h;
+      return x;
+    });
+  });
+}
+
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  dispatch(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    ElementwiseLoop<4> loop(out.sizes(), {&out, &cond, &a, &b});
+    loop.run([&](std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
+                                                      ? *reinterpret_cast<const T*>(p[2] + i * s[2])
+                                                      : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+    });
+  });
+}
+
+}  // namespace cohort::kernel

@@ -1,0 +1,43 @@
+// Softmax and log-softmax along one dim of a contiguous tensor, as [outer, n, inner].
+#include <cmath>
+#include <limits>
+
+#include "ops/cpu/kernels.h"
+#include "ops/cpu/loops.h"
+
+namespace cohort::kernel {
+
+void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
+  COHORT_ASSERT(in.is_contiguous() && out.is_contiguous());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= in.size(d);
+  for (int64_t d = dim + 1; d < in.dim(); ++d) inner *= in.size(d);
+  const int64_t n = in.size(dim);
+  if (in.numel() == 0) return;
+  dispatch_floating(in.dtype(), "softmax", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in.data_ptr<T>();
+    T* y = out.data_ptr<T>();
+    parallel_for(outer * inner, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+      for (int64_t job = begin; job < end; ++job) {
+        int64_t o = job / inner, i = job % inner;
+        const T* xs = x + o * n * inner + i;
+        T* ys = y + o * n * inner + i;
+        T m = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < n; ++j) m = std::max(m, xs[j * inner]);
+        if (std::isinf(m) && m < 0) m = 0;  // every input -inf: keep the NaN/0 that math gives
+        double sum = 0;
+        for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<double>(xs[j * inner] - m));
+        if (log) {
+          T lse = static_cast<T>(std::log(sum)) + m;
+          for (int64_t j = 0; j < n; ++j) ys[j * inner] = xs[j * inner] - lse;
+        } else {
+          T inv = static_cast<T>(1.0 / sum);
+          for (int64_t j = 0; j < n; ++j) ys[j * inner] = std::exp(xs[j * inner] - m) * inv;
+        }
+      }
+    });
+  });
+}
+
+}  // namespace cohort::kernel

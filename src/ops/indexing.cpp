@@ -1,0 +1,217 @@
+// libtorch-style indexing (x.index({Slice(), 1}), index_put_) and the gathering ops.
+#include "cohort/ops/indexing.h"
+
+#include <cstring>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
+#include "ops/cpu/kernels.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+using indexing::TensorIndex;
+
+indexing::TensorIndex::TensorIndex(const char* s) : kind_(Kind::Ellipsis) {
+  COHORT_CHECK(s && std::strcmp(s, "...") == 0, "index: the only string index is \"...\", got \"", s ? s : "", "\"");
+}
+
+namespace {
+
+void check_index_tensor(const char* op, const Tensor& x, int64_t dim, const Tensor& index) {
+  COHORT_CHECK_AS(TypeError, index.dtype() == kInt64 || index.dtype() == kInt32, op,
+                  ": expected an int64 index tensor, got ", index.dtype());
+  detail::check_same_device(op, x, index);
+  if (index.numel() == 0) return;
+  Tensor i = index.to(kInt64);
+  int64_t lo = i.min().item<int64_t>(), hi = i.max().item<int64_t>();
+  const int64_t n = x.dim() ? x.size(dim) : 1;
+  COHORT_CHECK_AS(IndexError, lo >= 0 && hi < n, op, ": index ", lo < 0 ? lo : hi, " is out of bounds for dimension ",
+                  dim, " with size ", n);
+}
+
+// Applies integer, slice, None and ellipsis indices as views; returns the view and, for a tensor
+// index, the dim it applies to (only one tensor index is supported).
+Tensor apply_basic(const Tensor& x, ArrayRef<TensorIndex> indices, Tensor* tensor_index, int64_t* tensor_dim) {
+  int64_t consumed = 0;
+  bool ellipsis = false;
+  for (const TensorIndex& i : indices) {
+    if (i.kind() == TensorIndex::Kind::Integer || i.kind() == TensorIndex::Kind::Slice) ++consumed;
+    if (i.kind() == TensorIndex::Kind::Tensor) consumed += i.tensor().dtype() == kBool ? i.tensor().dim() : 1;
+    if (i.kind() == TensorIndex::Kind::Ellipsis) {
+      COHORT_CHECK_AS(IndexError, !ellipsis, "index: an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+    }
+  }
+  COHORT_CHECK_AS(IndexError, consumed <= x.dim(), "index: too many indices for tensor of dimension ", x.dim(),
+                  " (got ", consumed, ")");
+  Tensor r = x;
+  int64_t dim = 0;
+  for (const TensorIndex& i : indices) {
+    switch (i.kind()) {
+      case TensorIndex::Kind::Integer: r = select(r, dim, i.integer()); break;
+      case TensorIndex::Kind::Slice:
+        COHORT_CHECK(i.slice().step() > 0, "index: step must be greater than zero, got ", i.slice().step());
+        r = slice(r, dim, i.slice().start(), i.slice().stop(), i.slice().step());
+        ++dim;
+        break;
+      case TensorIndex::Kind::None: r = unsqueeze(r, dim); ++dim; break;
+      case TensorIndex::Kind::Ellipsis: dim += x.dim() - consumed; break;
+      case TensorIndex::Kind::Tensor:
+        COHORT_CHECK_AS(IndexError, !tensor_index->defined(), "index: only one tensor index is supported");
+        *tensor_index = i.tensor();
+        *tensor_dim = dim;
+        dim += i.tensor().dtype() == kBool ? i.tensor().dim() : 1;
+        break;
+    }
+  }
+  return r;
+}
+
+// Positions of true values of a bool mask over dims [dim, dim + mask.dim()) of r, as flat indices
+// into those dims merged.
+Tensor mask_to_index(const Tensor& mask) {
+  Tensor flat = mask.reshape({-1}).contiguous();
+  const bool* m = flat.data_ptr<bool>();
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < flat.numel(); ++i)
+    if (m[i]) idx.push_back(i);
+  return tensor(ArrayRef<int64_t>(idx), TensorOptions(kInt64).device(mask.device()));
+}
+
+}  // namespace
+
+Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
+  Tensor tidx;
+  int64_t tdim = 0;
+  Tensor r = apply_basic(*this, indices, &tidx, &tdim);
+  if (!tidx.defined()) return r;
+  if (tidx.dtype() == kBool) {
+    for (int64_t d = 0; d < tidx.dim(); ++d)
+      COHORT_CHECK_AS(IndexError, tidx.size(d) == r.size(tdim + d), "index: the shape of the mask ", tidx.sizes(),
+                      " does not match the shape of the indexed tensor ", r.sizes(), " at index ", d);
+    Tensor merged = r.flatten(tdim, tdim + tidx.dim() - 1);
+    return cohort::index_select(merged, tdim, mask_to_index(tidx));
+  }
+  Tensor flat = tidx.reshape({-1});
+  Tensor picked = cohort::index_select(r, tdim, flat);
+  return picked.unflatten(tdim, tidx.sizes().empty() ? IntArrayRef(Shape{1}) : tidx.sizes());
+}
+
+Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
+  return index(ArrayRef<TensorIndex>(indices.begin(), indices.size()));
+}
+
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) {
+  Tensor tidx;
+  int64_t tdim = 0;
+  Tensor target;
+  {
+    NoGradGuard g;  // the view is a write target, not part of a graph
+    target = apply_basic(*this, indices, &tidx, &tdim);
+  }
+  if (!tidx.defined()) {
+    COHORT_CHECK_AS(AutogradError, !autograd::needs_grad({*this, value}), "index_put_: assigning into a tensor "
+                    "that takes part in autograd is not supported; hint: build the result with cat/where, or do it under NoGradGuard");
+    Shape shape = broadcast_shapes(target.sizes(), value.sizes(), "index_put_");
+    COHORT_CHECK(shape == target.sizes().vec(), "index_put_: shape mismatch: value tensor of shape ", value.sizes(),
+                 " cannot be broadcast to indexing result of shape ", target.sizes());
+    kernel::copy(target, value);
+    unsafe_impl()->storage()->bump_version();
+    return *this;
+  }
+  COHORT_CHECK_AS(AutogradError, !autograd::needs_grad({*this, value}),
+                  "index_put_: tensor-indexed assignment with autograd is not supported");
+  Tensor idx = tidx.dtype() == kBool ? mask_to_index(tidx) : tidx.reshape({-1}).to(kInt64);
+  Tensor merged = tidx.dtype() == kBool ? target.flatten(tdim, tdim + tidx.dim() - 1) : target;
+  check_index_tensor("index_put_", merged, tdim, idx);
+  const int64_t* ix = idx.contiguous().data_ptr<int64_t>();
+  Tensor v = value.to(dtype());
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    Tensor dst = merged.select(tdim, ix[i]);
+    Tensor src = v.dim() == 0 ? v : (v.dim() > dst.dim() ? v.select(tdim, i) : v);
+    kernel::copy(dst, src);
+  }
+  unsafe_impl()->storage()->bump_version();
+  return *this;
+}
+
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value) {
+  return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), value);
+}
+Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) {
+  return index_put_(indices, detail::scalar_to_tensor(value, dtype(), device()));
+}
+Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) {
+  return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), value);
+}
+
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_in) {
+  detail::check_defined("index_select", x);
+  COHORT_CHECK(index_in.dim() <= 1, "index_select: index must be 0-d or 1-d, got shape ", index_in.sizes());
+  dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "index_select");
+  check_index_tensor("index_select", x, dim, index_in);
+  Tensor index = index_in.to(kInt64).reshape({-1}).contiguous();
+  Shape sizes = x.sizes().vec();
+  if (x.dim() == 0) return x.clone();
+  sizes[dim] = index.numel();
+  Tensor out = detail::make_empty(sizes, x.dtype(), x.device());
+  kernel::index_select(out, x, dim, index);
+  Shape in_sizes = x.sizes().vec();
+  return autograd::record("IndexSelectBackward0", out, {x}, [=](const Tensor& g) {
+    Shape idx_shape(g.dim(), 1);
+    idx_shape[dim] = index.numel();
+    Tensor full_index = index.view(idx_shape).expand(g.sizes());
+    return std::vector<Tensor>{scatter_add(zeros(in_sizes, g.options()), dim, full_index, g)};
+  });
+}
+
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index) {
+  detail::check_defined("gather", x);
+  dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "gather");
+  COHORT_CHECK(index.dim() == x.dim(), "gather: index tensor must have the same number of dimensions as input tensor, got ",
+               index.sizes(), " and ", x.sizes());
+  for (int64_t d = 0; d < x.dim(); ++d)
+    COHORT_CHECK(d == dim || index.size(d) <= x.size(d), "gather: size of index ", index.sizes(),
+                 " exceeds the input's ", x.sizes(), " at dimension ", d);
+  check_index_tensor("gather", x, dim, index);
+  Tensor idx = index.to(kInt64);
+  Tensor out = detail::make_empty(index.sizes(), x.dtype(), x.device());
+  kernel::gather(out, x, dim, idx);
+  Shape in_sizes = x.sizes().vec();
+  return autograd::record("GatherBackward0", out, {x}, [=](const Tensor& g) {
+    return std::vector<Tensor>{scatter_add(zeros(in_sizes, g.options()), dim, idx, g)};
+  });
+}
+
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  detail::check_defined("scatter_add", x);
+  dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), "scatter_add");
+  COHORT_CHECK(index.dim() == x.dim() && src.dim() == x.dim(), "scatter_add: index ", index.sizes(), ", src ",
+               src.sizes(), " and self ", x.sizes(), " must have the same number of dimensions");
+  for (int64_t d = 0; d < x.dim(); ++d)
+    COHORT_CHECK(index.size(d) <= src.size(d) && (d == dim || index.size(d) <= x.size(d)), "scatter_add: index ",
+                 index.sizes(), " does not fit src ", src.sizes(), " and self ", x.sizes(), " at dimension ", d);
+  check_index_tensor("scatter_add", x, dim, index);
+  Tensor idx = index.to(kInt64);
+  Tensor out = clone(x.detach());
+  kernel::scatter_add(out, dim, idx, src.to(x.dtype()).detach());
+  bool x_grad = x.requires_grad(), src_grad = src.requires_grad();
+  return autograd::record("ScatterAddBackward0", out, {x, src}, [=](const Tensor& g) {
+    return std::vector<Tensor>{x_grad ? g : Tensor(), src_grad ? gather(g, dim, idx) : Tensor()};
+  });
+}
+
+Tensor masked_select(const Tensor& x, const Tensor& mask) {
+  COHORT_CHECK_AS(TypeError, mask.dtype() == kBool, "masked_select: expected a bool mask, got ", mask.dtype());
+  Shape shape = broadcast_shapes(x.sizes(), mask.sizes(), "masked_select");
+  return index_select(x.expand(shape).reshape({-1}), 0, mask_to_index(mask.expand(shape)));
+}
+
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return cohort::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return cohort::gather(*this, dim, index); }
+
+}  // namespace cohort

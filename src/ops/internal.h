@@ -1,0 +1,32 @@
+// Helpers shared by the op implementations (not part of the public API).
+#pragma once
+
+#include <string>
+
+#include "cohort/autograd/record.h"
+#include "cohort/core/tensor.h"
+
+namespace cohort::detail {
+
+// A new contiguous tensor (uninitialised).
+Tensor make_empty(IntArrayRef sizes, DType dtype, Device device);
+// A view of t's storage with new geometry; records nothing (the view ops do).
+Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset);
+// t converted to dtype without recording autograd (t itself when it already has it).
+Tensor cast_nograd(const Tensor& t, DType dtype);
+// A 0-d tensor holding s, of dtype.
+Tensor scalar_to_tensor(const Scalar& s, DType dtype, Device device);
+// Throws DeviceError naming op when a and b live on different devices.
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+void check_defined(const char* op, const Tensor& t, const char* what = "input");
+// Checks an in-place write into `self` is allowed: not a leaf that requires grad (under grad mode),
+// and, when the result needs a graph, not a view. Bumps self's version after the write.
+void check_inplace(const char* op, const Tensor& self, bool result_requires_grad);
+// Makes `self` (written in place) carry the graph of `result` (the same values computed out of place).
+void rebase_history(Tensor& self, const Tensor& result);
+// Resizes an out= argument to sizes (new storage) when its shape differs.
+void resize_out(const char* op, Tensor& out, IntArrayRef sizes, DType dtype);
+// Sums grad down to an input's sizes and converts it to the input's dtype (broadcasting backward).
+Tensor reduce_grad(const Tensor& grad, IntArrayRef sizes, DType dtype);
+
+}  // namespace cohort::detail

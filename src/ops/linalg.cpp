@@ -1,0 +1,122 @@
+// Matrix products: mm and bmm are primitives (oneDNN for float32); matmul, addmm, dot and outer
+// are compositions of them.
+#include "cohort/ops/linalg.h"
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
+#include "ops/cpu/kernels.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+using autograd::SavedTensor;
+
+namespace {
+
+void check_matmul_dtypes(const char* op, const Tensor& a, const Tensor& b) {
+  COHORT_CHECK_AS(TypeError, a.dtype() == b.dtype(), op, ": expected both operands to have the same dtype, got ",
+                  a.dtype(), " and ", b.dtype());
+  COHORT_CHECK_AS(TypeError, a.dtype() != kBool, op, ": bool matrices are not supported");
+  detail::check_same_device(op, a, b);
+}
+
+// [n, k] as a batch of one [1, n, k], without recording a view.
+Tensor as_batch(const Tensor& t) {
+  return detail::make_view(t, {1, t.size(0), t.size(1)}, {0, t.stride(0), t.stride(1)}, t.storage_offset());
+}
+
+}  // namespace
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  detail::check_defined("bmm", a, "first");
+  detail::check_defined("bmm", b, "second");
+  COHORT_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected two 3-d tensors, got ", a.sizes(), " and ", b.sizes());
+  COHORT_CHECK(a.size(0) == b.size(0), "bmm: batch sizes differ: ", a.sizes(), " and ", b.sizes());
+  COHORT_CHECK(a.size(2) == b.size(1), "bmm: cannot multiply ", a.sizes(), " by ", b.sizes(), " (inner dimensions ",
+               a.size(2), " and ", b.size(1), " differ)");
+  check_matmul_dtypes("bmm", a, b);
+  Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
+  kernel::bmm(out, a, b);
+  bool a_grad = a.requires_grad(), b_grad = b.requires_grad();
+  return autograd::record("BmmBackward0", out, {a, b},
+                          [=, sa = SavedTensor(b_grad ? a : Tensor()), sb = SavedTensor(a_grad ? b : Tensor())](const Tensor& g) {
+    return std::vector<Tensor>{a_grad ? bmm(g, sb.unpack().transpose(1, 2)) : Tensor(),
+                               b_grad ? bmm(sa.unpack().transpose(1, 2), g) : Tensor()};
+  });
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  detail::check_defined("mm", a, "first");
+  detail::check_defined("mm", b, "second");
+  COHORT_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ", a.sizes(), " and ", b.sizes());
+  COHORT_CHECK(a.size(1) == b.size(0), "mm: cannot multiply ", a.sizes(), " by ", b.sizes(), " (inner dimensions ",
+               a.size(1), " and ", b.size(0), " differ)");
+  check_matmul_dtypes("mm", a, b);
+  Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.dtype(), a.device());
+  kernel::bmm(as_batch(out), as_batch(a), as_batch(b));
+  bool a_grad = a.requires_grad(), b_grad = b.requires_grad();
+  return autograd::record("MmBackward0", out, {a, b},
+                          [=, sa = SavedTensor(b_grad ? a : Tensor()), sb = SavedTensor(a_grad ? b : Tensor())](const Tensor& g) {
+    return std::vector<Tensor>{a_grad ? mm(g, sb.unpack().t()) : Tensor(), b_grad ? mm(sa.unpack().t(), g) : Tensor()};
+  });
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  detail::check_defined("matmul", a, "first");
+  detail::check_defined("matmul", b, "second");
+  COHORT_CHECK(a.dim() > 0 && b.dim() > 0, "matmul: both arguments need at least 1 dimension, got shapes ", a.sizes(),
+               " and ", b.sizes());
+  if (a.dim() == 1 && b.dim() == 1) return dot(a, b);
+  if (a.dim() == 2 && b.dim() == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
+  if (a.dim() == 1 && b.dim() == 2) return mm(a.unsqueeze(0), b).squeeze(0);
+  if (a.dim() == 2 && b.dim() == 2) return mm(a, b);
+  // Batched: promote 1-d operands, broadcast the batch dims, run one bmm.
+  Tensor x = a.dim() == 1 ? a.unsqueeze(0) : a;
+  Tensor y = b.dim() == 1 ? b.unsqueeze(1) : b;
+  COHORT_CHECK(x.size(-1) == y.size(-2), "matmul: cannot multiply ", a.sizes(), " by ", b.sizes(), " (inner dimensions ",
+               x.size(-1), " and ", y.size(-2), " differ)");
+  const int64_t n = x.size(-2), k = x.size(-1), m = y.size(-1);
+  // [..., n, k] x [k, m]: fold the batch into the rows when x is laid out for it (one big mm).
+  if (y.dim() == 2 && x.is_contiguous()) {
+    Shape out_sizes = x.sizes().vec();
+    out_sizes.back() = m;
+    Tensor r = mm(x.reshape({-1, k}), y).view(out_sizes);
+    return a.dim() == 1 ? r.squeeze(-2) : r;
+  }
+  Shape xb(x.sizes().begin(), x.sizes().end() - 2), yb(y.sizes().begin(), y.sizes().end() - 2);
+  Shape batch = broadcast_shapes(xb, yb, "matmul");
+  int64_t nb = 1;
+  for (int64_t s : batch) nb *= s;
+  Shape xs = batch, ys = batch;
+  xs.push_back(n), xs.push_back(k), ys.push_back(k), ys.push_back(m);
+  Tensor r = bmm(x.expand(xs).reshape({nb, n, k}), y.expand(ys).reshape({nb, k, m}));
+  Shape out_sizes = batch;
+  out_sizes.push_back(n), out_sizes.push_back(m);
+  r = r.view(out_sizes);
+  if (a.dim() == 1) r = r.squeeze(-2);
+  if (b.dim() == 1) r = r.squeeze(-1);
+  return r;
+}
+
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  Tensor prod = mm(a, b);
+  if (alpha.to_double() != 1) prod = prod * alpha;
+  if (beta.to_double() == 0) return prod;
+  return beta.to_double() == 1 ? prod + input : prod + input * beta;
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  COHORT_CHECK(a.dim() == 1 && b.dim() == 1, "dot: expected 1-d tensors, got ", a.sizes(), " and ", b.sizes());
+  COHORT_CHECK(a.size(0) == b.size(0), "dot: inconsistent tensor size, expected tensor [", a.size(0),
+               "] and src [", b.size(0), "] to have the same number of elements");
+  return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  COHORT_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-d tensors, got ", a.sizes(), " and ", b.sizes());
+  return a.unsqueeze(1) * b.unsqueeze(0);
+}
+
+}  // namespace cohort

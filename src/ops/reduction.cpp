@@ -1,0 +1,299 @@
+// Reductions with their backward: sum, mean, prod, max/min (with and without indices), amax/amin,
+// argmax/argmin, norm, var/std, softmax/log_softmax/logsumexp, and sum_to.
+#include "cohort/ops/reduction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/indexing.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/shape.h"
+#include "ops/cpu/kernels.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+using autograd::SavedTensor;
+using kernel::ReduceOp;
+
+namespace {
+
+// Sorted, unique, wrapped dims; all dims when `dims` is empty.
+std::vector<int64_t> normalize_dims(const Tensor& x, IntArrayRef dims, const char* op) {
+  std::vector<int64_t> out;
+  if (dims.empty()) {
+    for (int64_t d = 0; d < x.dim(); ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : dims) out.push_back(wrap_dim(d, std::max<int64_t>(x.dim(), 1), op));
+  std::sort(out.begin(), out.end());
+  COHORT_CHECK(std::adjacent_find(out.begin(), out.end()) == out.end(), op, ": dim appears more than once in ", dims);
+  if (x.dim() == 0) out.clear();  // a 0-d tensor reduces over dim 0 or -1 to itself
+  return out;
+}
+
+Shape reduced_shape(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  Shape shape;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    bool reduced = std::binary_search(dims.begin(), dims.end(), d);
+    if (!reduced) shape.push_back(x.size(d));
+    else if (keepdim) shape.push_back(1);
+  }
+  return shape;
+}
+
+int64_t reduced_count(const Tensor& x, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= x.size(d);
+  return n;
+}
+
+// Runs a reduction kernel into a fresh tensor of `dtype` with the kept (or keepdim) shape.
+Tensor run_reduce(ReduceOp op, const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, DType dtype,
+                  double param = 0) {
+  Tensor out = detail::make_empty(reduced_shape(x, dims, false), dtype, x.device());
+  kernel::reduce(op, out, x, dims, param);
+  if (keepdim) out = detail::make_view(out, reduced_shape(x, dims, true), contiguous_strides(reduced_shape(x, dims, true)), 0);
+  return out;
+}
+
+// The gradient of a reduction, broadcast back over the reduced dims.
+Tensor expand_back(const Tensor& g, IntArrayRef in_sizes, const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor r = g;
+  if (!keepdim)
+    for (int64_t d : dims) r = r.unsqueeze(d);
+  return r.expand(in_sizes);
+}
+
+DType sum_dtype(const Tensor& x, std::optional<DType> dtype) {
+  if (dtype) return *dtype;
+  return is_floating_point(x.dtype()) ? x.dtype() : kInt64;
+}
+
+void check_not_empty(const char* op, const Tensor& x, const std::vector<int64_t>& dims) {
+  for (int64_t d : dims)
+    COHORT_CHECK_AS(IndexError, x.size(d) > 0, op, ": cannot reduce over dim ", d, " of size 0 (tensor of shape ",
+                    x.sizes(), ") because the operation has no identity");
+  if (dims.empty() && x.dim() > 0)
+    COHORT_CHECK_AS(IndexError, x.numel() > 0, op, ": cannot reduce an empty tensor of shape ", x.sizes());
+}
+
+Tensor extreme_all(const Tensor& x, bool is_max, IntArrayRef dims_in, bool keepdim, const char* op, const char* node) {
+  detail::check_defined(op, x);
+  auto dims = normalize_dims(x, dims_in, op);
+  check_not_empty(op, x, dims);
+  Tensor out = run_reduce(is_max ? ReduceOp::Max : ReduceOp::Min, x, dims, keepdim, x.dtype());
+  Shape in_sizes = x.sizes().vec();
+  return autograd::record(node, out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out)](const Tensor& g) {
+    // Ties share the gradient evenly, as in PyTorch.
+    Tensor mask = (sx.unpack() == expand_back(so.unpack(), in_sizes, dims, keepdim)).to(g.dtype());
+    Tensor count = mask.sum(IntArrayRef(dims), true);
+    return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) * mask / count};
+  });
+}
+
+std::tuple<Tensor, Tensor> extreme_dim(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
+  const char* op = is_max ? "max" : "min";
+  detail::check_defined(op, x);
+  if (x.dim() == 0) {
+    Tensor values = x.clone();
+    return {values, zeros({}, TensorOptions(kInt64).device(x.device()))};
+  }
+  dim = wrap_dim(dim, x.dim(), op);
+  check_not_empty(op, x, {dim});
+  Shape shape = reduced_shape(x, {dim}, false);
+  Tensor values = detail::make_empty(shape, x.dtype(), x.device());
+  Tensor indices = detail::make_empty(shape, kInt64, x.device());
+  kernel::reduce_with_index(is_max, values, indices, x, dim);
+  if (keepdim) {
+    values = values.unsqueeze(dim);
+    indices = indices.unsqueeze(dim);
+  }
+  Shape in_sizes = x.sizes().vec();
+  values = autograd::record(is_max ? "MaxBackward0" : "MinBackward0", values, {x}, [=](const Tensor& g) {
+    Tensor gi = keepdim ? g : g.unsqueeze(dim);
+    Tensor ii = keepdim ? indices : indices.unsqueeze(dim);
+    return std::vector<Tensor>{scatter_add(zeros(in_sizes, g.options()), dim, ii, gi)};
+  });
+  return {values, indices};
+}
+
+Tensor arg_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  const char* op = is_max ? "argmax" : "argmin";
+  detail::check_defined(op, x);
+  if (!dim) {
+    COHORT_CHECK_AS(IndexError, x.numel() > 0, op, ": cannot take the ", op, " of an empty tensor of shape ", x.sizes());
+    Tensor flat = x.reshape({-1});
+    Tensor idx = std::get<1>(extreme_dim(flat.detach(), 0, false, is_max));
+    if (keepdim) idx = idx.reshape(Shape(static_cast<size_t>(x.dim()), 1));
+    return idx;
+  }
+  return std::get<1>(extreme_dim(x.detach(), *dim, keepdim, is_max));
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DType> dtype) {
+  detail::check_defined("sum", x);
+  auto dims = normalize_dims(x, dims_in, "sum");
+  Tensor out = run_reduce(ReduceOp::Sum, x, dims, keepdim, sum_dtype(x, dtype));
+  Shape in_sizes = x.sizes().vec();
+  DType in_dtype = x.dtype();
+  return autograd::record("SumBackward1", out, {x}, [=](const Tensor& g) {
+    Tensor r = expand_back(g, in_sizes, dims, keepdim);
+    return std::vector<Tensor>{r.dtype() == in_dtype ? r : r.to(in_dtype)};
+  });
+}
+
+Tensor sum(const Tensor& x, std::optional<DType> dtype) { return sum(x, {}, false, dtype); }
+
+Tensor mean(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DType> dtype) {
+  detail::check_defined("mean", x);
+  DType out_dtype = dtype.value_or(x.dtype());
+  COHORT_CHECK_AS(TypeError, is_floating_point(out_dtype), "mean: could not infer the output dtype: input dtype is ",
+                  x.dtype(), "; hint: pass a floating dtype, or convert with .to(kFloat32)");
+  auto dims = normalize_dims(x, dims_in, "mean");
+  Tensor out = run_reduce(ReduceOp::Mean, x, dims, keepdim, out_dtype);
+  Shape in_sizes = x.sizes().vec();
+  double n = static_cast<double>(reduced_count(x, dims));
+  return autograd::record("MeanBackward1", out, {x}, [=](const Tensor& g) {
+    return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) / n};
+  });
+}
+
+Tensor mean(const Tensor& x, std::optional<DType> dtype) { return mean(x, {}, false, dtype); }
+
+Tensor prod(const Tensor& x) {
+  detail::check_defined("prod", x);
+  auto dims = normalize_dims(x, {}, "prod");
+  Tensor out = run_reduce(ReduceOp::Prod, x, dims, false, sum_dtype(x, std::nullopt));
+  return autograd::record("ProdBackward0", out, {x}, [sx = SavedTensor(x), so = SavedTensor(out)](const Tensor& g) {
+    // d prod / d x_i = prod of the others: computed directly so zeros are handled.
+    Tensor xv = sx.unpack().reshape({-1});
+    int64_t n = xv.numel();
+    Tensor others = empty_like(xv);
+    for (int64_t i = 0; i < n; ++i) {
+      Tensor rest = cat({xv.narrow(0, 0, i), xv.narrow(0, i + 1, n - i - 1)});
+      others.narrow(0, i, 1).copy_(rest.prod().reshape({1}));
+    }
+    return std::vector<Tensor>{(g * others).reshape(sx.unpack().sizes())};
+  });
+}
+
+Tensor max(const Tensor& x) { return extreme_all(x, true, {}, false, "max", "MaxBackward1"); }
+Tensor min(const Tensor& x) { return extreme_all(x, false, {}, false, "min", "MinBackward1"); }
+Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) { return extreme_all(x, true, dims, keepdim, "amax", "AmaxBackward0"); }
+Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) { return extreme_all(x, false, dims, keepdim, "amin", "AminBackward0"); }
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim(x, dim, keepdim, true); }
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim(x, dim, keepdim, false); }
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(x, dim, keepdim, true); }
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(x, dim, keepdim, false); }
+
+Tensor norm(const Tensor& x, const Scalar& p_scalar, IntArrayRef dims_in, bool keepdim) {
+  detail::check_defined("norm", x);
+  COHORT_CHECK_AS(TypeError, x.is_floating_point(), "norm: expected a floating-point tensor, got ", x.dtype());
+  double p = p_scalar.to_double();
+  bool inf = std::isinf(p) && p > 0;
+  COHORT_CHECK(inf || p > 0, "norm: p must be positive (or inf), got ", p);
+  auto dims = normalize_dims(x, dims_in, "norm");
+  Tensor out = run_reduce(inf ? ReduceOp::NormInf : ReduceOp::NormP, x, dims, keepdim, x.dtype(), p);
+  Shape in_sizes = x.sizes().vec();
+  return autograd::record("NormBackward1", out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out)](const Tensor& g) {
+    Tensor xv = sx.unpack();
+    Tensor nv = expand_back(so.unpack(), in_sizes, dims, keepdim);
+    Tensor ge = expand_back(g, in_sizes, dims, keepdim);
+    Tensor grad;
+    if (inf) {
+      Tensor mask = (abs(xv) == nv).to(g.dtype());
+      grad = ge * sign(xv) * mask / mask.sum(IntArrayRef(dims), true);
+    } else if (p == 1) {
+      grad = ge * sign(xv);
+    } else if (p == 2) {
+      grad = where(nv == 0, zeros_like(xv), ge * xv / nv);
+    } else {
+      grad = where(nv == 0, zeros_like(xv), ge * sign(xv) * pow(abs(xv), p - 1) / pow(nv, p - 1));
+    }
+    return std::vector<Tensor>{grad};
+  });
+}
+
+Tensor norm(const Tensor& x, const Scalar& p) { return norm(x, p, {}, false); }
+
+Tensor var(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
+  detail::check_defined("var", x);
+  COHORT_CHECK_AS(TypeError, x.is_floating_point(), "var: expected a floating-point tensor, got ", x.dtype());
+  auto dims = normalize_dims(x, dims_in, "var");
+  double correction = unbiased ? 1 : 0;
+  Tensor out = run_reduce(ReduceOp::Var, x, dims, keepdim, x.dtype(), correction);
+  Shape in_sizes = x.sizes().vec();
+  double n = static_cast<double>(reduced_count(x, dims));
+  return autograd::record("VarBackward0", out, {x}, [=, sx = SavedTensor(x)](const Tensor& g) {
+    Tensor xv = sx.unpack();
+    Tensor centered = xv - xv.mean(IntArrayRef(dims), true);
+    return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) * centered * (2.0 / (n - correction))};
+  });
+}
+
+Tensor var(const Tensor& x, bool unbiased) { return var(x, {}, unbiased, false); }
+
+Tensor std(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) { return sqrt(var(x, dims, unbiased, keepdim)); }
+Tensor std(const Tensor& x, bool unbiased) { return std(x, {}, unbiased, false); }
+
+namespace {
+
+Tensor softmax_impl(const Tensor& x_in, int64_t dim, std::optional<DType> dtype, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  detail::check_defined(op, x_in);
+  Tensor x = dtype ? x_in.to(*dtype) : x_in;
+  COHORT_CHECK_AS(TypeError, x.is_floating_point(), op, ": expected a floating-point tensor, got ", x.dtype());
+  dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), op);
+  Tensor xc = x.dim() == 0 ? x.reshape({1}) : x;
+  Tensor in = detail::cast_nograd(xc, xc.dtype());
+  if (!in.is_contiguous()) { NoGradGuard g; in = in.contiguous(); }
+  Tensor out = detail::make_empty(in.sizes(), in.dtype(), in.device());
+  kernel::softmax(out, in, dim, log);
+  if (x.dim() == 0) out = out.reshape({});
+  return autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, {x},
+                          [dim, log, so = SavedTensor(out)](const Tensor& g) {
+    Tensor y = so.unpack();
+    if (y.dim() == 0) return std::vector<Tensor>{log ? g - exp(y) * g : y * (g - g * y)};
+    Tensor gx = log ? g - exp(y) * g.sum(IntArrayRef{dim}, true) : y * (g - (g * y).sum(IntArrayRef{dim}, true));
+    return std::vector<Tensor>{gx};
+  });
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) { return softmax_impl(x, dim, dtype, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) { return softmax_impl(x, dim, dtype, true); }
+
+Tensor logsumexp(const Tensor& x, IntArrayRef dims_in, bool keepdim) {
+  detail::check_defined("logsumexp", x);
+  auto dims = normalize_dims(x, dims_in, "logsumexp");
+  Tensor m = amax(x, IntArrayRef(dims), true).detach();
+  m = where(isfinite(m), m, zeros_like(m));
+  Tensor out = log(exp(x - m).sum(IntArrayRef(dims), true)) + m;
+  if (!keepdim)
+    for (size_t i = dims.size(); i-- > 0;) out = out.squeeze(dims[i]);
+  return out;
+}
+
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
+  if (grad.sizes() == sizes) return grad;
+  const int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
+  COHORT_CHECK(lead >= 0, "sum_to: cannot sum a tensor of shape ", grad.sizes(), " to the larger shape ", sizes);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < grad.dim(); ++d) {
+    if (d < lead) dims.push_back(d);
+    else if (sizes[d - lead] == 1 && grad.size(d) != 1) dims.push_back(d);
+    else COHORT_CHECK(sizes[d - lead] == grad.size(d) || sizes[d - lead] == 1, "sum_to: shape ", grad.sizes(),
+                      " does not broadcast from ", sizes);
+  }
+  Tensor r = dims.empty() ? grad : sum(grad, IntArrayRef(dims), true);
+  return r.reshape(sizes);
+}
+
+}  // namespace cohort
