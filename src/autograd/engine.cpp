@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/engine_state.h"
 #include "autograd/function_node.h"
 #include "autograd/meta.h"
 #include "cohort/autograd/grad_mode.h"
@@ -58,6 +59,7 @@ struct GraphTask {
 };
 
 thread_local GraphTask* t_current_task = nullptr;
+thread_local Node* t_current_node = nullptr;
 
 void schedule(const std::shared_ptr<GraphTask>& task, Node* node);  // task->mutex held
 
@@ -129,7 +131,15 @@ void execute(const std::shared_ptr<GraphTask>& task, Node* node) {
         if (dynamic_cast<AccumulateGrad*>(node)) grad = Tensor();  // grad(): leaves' .grad untouched
       }
       if (grad.defined()) {
-        grads = node->apply(std::move(grad));
+        Node* previous_node = t_current_node;
+        t_current_node = node;
+        try {
+          grads = node->apply(std::move(grad));
+        } catch (...) {
+          t_current_node = previous_node;
+          throw;
+        }
+        t_current_node = previous_node;
         if (AnomalyMode::is_enabled()) check_anomaly(*node, grads);
       }
     }
@@ -279,6 +289,8 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
 }
 
 }  // namespace
+
+Node* current_node() { return t_current_node; }
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph) {

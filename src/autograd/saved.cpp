@@ -7,12 +7,21 @@
 // written since is an error, because backward would silently use the new values.
 #include "cohort/autograd/record.h"
 
+#include "autograd/engine_state.h"
+#include "autograd/meta.h"
+
 namespace cohort::autograd {
 
-SavedTensor::SavedTensor(const Tensor& t) {
+SavedTensor::SavedTensor(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
-  data_ = t.detach();
   version_ = t._version();
+  if (!is_output) {
+    // An input keeps its history, which its consumers keep alive anyway; create_graph needs it.
+    data_ = t.requires_grad() ? t : t.detach();
+    return;
+  }
+  data_ = t.detach();
+  is_output_ = true;
 }
 
 Tensor SavedTensor::unpack() const {
@@ -22,6 +31,16 @@ Tensor SavedTensor::unpack() const {
         data_.dtype(), " ", data_.sizes(), " is at version ", data_._version(), "; expected version ", version_,
         "; hint: replace the in-place op (x.add_(y), x += y, relu_) by its out-of-place form, or clone() "
         "the tensor before changing it"));
+  if (GradMode::is_enabled()) {
+    if (Node* running = current_node(); running && is_output_) {
+      std::shared_ptr<Node> fn = running->shared_from_this();
+      Tensor alias = data_.detach();
+      auto& meta = alias.unsafe_impl()->ensure_autograd_meta();
+      meta.requires_grad = true;
+      meta.grad_fn = std::move(fn);
+      return alias;
+    }
+  }
   return data_;
 }
 

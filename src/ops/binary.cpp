@@ -95,7 +95,7 @@ Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, 
       });
     case BinaryOp::Pow:
       return autograd::record("PowBackward1", out, {a, b},
-                              [=, sa = SavedTensor(a), sb = SavedTensor(b), so = SavedTensor(out)](const Tensor& g) {
+                              [=, sa = SavedTensor(a), sb = SavedTensor(b), so = SavedTensor(out, true)](const Tensor& g) {
         Tensor av = sa.unpack(), bv = sb.unpack();
         Tensor ga, gb;
         if (a_grad) ga = detail::reduce_grad(where(bv == 0, zeros_like(g), g * bv * pow(av, bv - 1)), as, at);
@@ -144,7 +144,9 @@ Tensor& binary_inplace(BinaryOp op, Tensor& self, const Tensor& b, const Scalar&
   bool graph = autograd::needs_grad({self, b});
   detail::check_inplace(name, self, graph);
   if (graph) {
-    Tensor result = binary_op(op, self, b, alpha);
+    // Computed from a copy of the old values: the op may save them for backward, and self is
+    // about to be overwritten.
+    Tensor result = binary_op(op, cohort::clone(self), b, alpha);
     { NoGradGuard g; kernel::copy(self, result); }
     self.unsafe_impl()->storage()->bump_version();
     detail::rebase_history(self, result);

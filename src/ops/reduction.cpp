@@ -87,7 +87,7 @@ Tensor extreme_all(const Tensor& x, bool is_max, IntArrayRef dims_in, bool keepd
   check_not_empty(op, x, dims);
   Tensor out = run_reduce(is_max ? ReduceOp::Max : ReduceOp::Min, x, dims, keepdim, x.dtype());
   Shape in_sizes = x.sizes().vec();
-  return autograd::record(node, out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out)](const Tensor& g) {
+  return autograd::record(node, out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
     // Ties share the gradient evenly, as in PyTorch.
     Tensor mask = (sx.unpack() == expand_back(so.unpack(), in_sizes, dims, keepdim)).to(g.dtype());
     Tensor count = mask.sum(IntArrayRef(dims), true);
@@ -170,7 +170,7 @@ Tensor prod(const Tensor& x) {
   detail::check_defined("prod", x);
   auto dims = normalize_dims(x, {}, "prod");
   Tensor out = run_reduce(ReduceOp::Prod, x, dims, false, sum_dtype(x, std::nullopt));
-  return autograd::record("ProdBackward0", out, {x}, [sx = SavedTensor(x), so = SavedTensor(out)](const Tensor& g) {
+  return autograd::record("ProdBackward0", out, {x}, [sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
     // d prod / d x_i = prod of the others: computed directly so zeros are handled.
     Tensor xv = sx.unpack().reshape({-1});
     int64_t n = xv.numel();
@@ -201,7 +201,7 @@ Tensor norm(const Tensor& x, const Scalar& p_scalar, IntArrayRef dims_in, bool k
   auto dims = normalize_dims(x, dims_in, "norm");
   Tensor out = run_reduce(inf ? ReduceOp::NormInf : ReduceOp::NormP, x, dims, keepdim, x.dtype(), p);
   Shape in_sizes = x.sizes().vec();
-  return autograd::record("NormBackward1", out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out)](const Tensor& g) {
+  return autograd::record("NormBackward1", out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
     Tensor xv = sx.unpack();
     Tensor nv = expand_back(so.unpack(), in_sizes, dims, keepdim);
     Tensor ge = expand_back(g, in_sizes, dims, keepdim);
@@ -257,7 +257,7 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, std::optional<DType> dtype,
   kernel::softmax(out, in, dim, log);
   if (x.dim() == 0) out = out.reshape({});
   return autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, {x},
-                          [dim, log, so = SavedTensor(out)](const Tensor& g) {
+                          [dim, log, so = SavedTensor(out, true)](const Tensor& g) {
     Tensor y = so.unpack();
     if (y.dim() == 0) return std::vector<Tensor>{log ? g - exp(y) * g : y * (g - g * y)};
     Tensor gx = log ? g - exp(y) * g.sum(IntArrayRef{dim}, true) : y * (g - (g * y).sum(IntArrayRef{dim}, true));

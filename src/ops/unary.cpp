@@ -3,6 +3,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
+#include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
 
@@ -87,7 +88,7 @@ Tensor unary_op(UnaryOp op, const Tensor& x) {
   DType in_dtype = x.dtype();
   return autograd::record(i.node, out, {x},
                           [op, in_dtype, sx = SavedTensor(needs_input(op) ? x : Tensor()),
-                           sy = SavedTensor(needs_output(op) ? out : Tensor())](const Tensor& g) {
+                           sy = SavedTensor(needs_output(op) ? out : Tensor(), true)](const Tensor& g) {
                             Tensor d = derivative(op, g, sx.unpack(), sy.unpack());
                             return std::vector<Tensor>{d.dtype() == in_dtype ? d : d.to(in_dtype)};
                           });
@@ -102,7 +103,7 @@ Tensor& unary_inplace(UnaryOp op, Tensor& self) {
   bool graph = autograd::needs_grad({self});
   detail::check_inplace(i.name, self, graph);
   if (graph) {
-    Tensor result = unary_op(op, self);
+    Tensor result = unary_op(op, cohort::clone(self));  // self is about to be overwritten
     {
       NoGradGuard g;
       kernel::copy(self, result);
@@ -178,7 +179,7 @@ Tensor clamp_max(const Tensor& x, const Scalar& max) { return clamp(x, std::null
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   bool graph = autograd::needs_grad({*this});
   detail::check_inplace("clamp_", *this, graph);
-  Tensor result = cohort::clamp(*this, min, max);
+  Tensor result = cohort::clamp(graph ? cohort::clone(*this) : *this, min, max);
   COHORT_CHECK_AS(TypeError, result.dtype() == dtype(), "clamp_: result type ", result.dtype(),
                   " can't be cast to the desired output type ", dtype());
   {

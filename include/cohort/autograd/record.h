@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/autograd/node.h"
 #include "cohort/core/tensor.h"
 
 namespace cohort::autograd {
@@ -43,15 +44,19 @@ Tensor record(const char* name, Tensor out, const std::vector<Tensor>& inputs, F
 
 // A tensor kept for backward. unpack() throws AutogradError if the tensor was modified in place
 // after it was saved (Note [Version counters] in src/autograd/saved.cpp).
+// is_output: `t` is the output of the op doing the saving. It is then kept detached (its grad_fn
+// is the saving node: a strong link would be a cycle); under create_graph, unpack() re-links it to
+// the node running.
 class SavedTensor {
  public:
   SavedTensor() = default;
-  explicit SavedTensor(const Tensor& t);
+  explicit SavedTensor(const Tensor& t, bool is_output = false);
   Tensor unpack() const;
   bool defined() const { return data_.defined(); }
 
  private:
-  Tensor data_;  // detached alias: saving never keeps a graph alive
+  Tensor data_;
+  bool is_output_ = false;
   uint32_t version_ = 0;
 };
 
