@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev   # oneDNN's CMake config needs OpenCL (only "Recommended")
   zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev                     # tests/compat: the same programs built against libtorch
   dataset-fashion-mnist
 )
 

@@ -33,6 +33,7 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+# allocator_may_return_null: an absurd allocation must reach our OutOfMemoryError, not abort.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 exec ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^install\.consumer$'

@@ -18,3 +18,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "cohort/nn/init.h"
+#include "cohort/nn/linear.h"
+#include "cohort/nn/module.h"
+#include "cohort/nn/module_holder.h"

@@ -13,6 +13,10 @@ std::vector<Tensor> FunctionNode::apply(Tensor grad_output) {
         "first backward); hint: pass retain_graph=true to the first backward() if you need to call it twice"));
   std::vector<Tensor> grads = fn_(grad_output);
   COHORT_ASSERT(grads.size() == next_functions().size());
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (grads[i].defined() && next_functions()[i] && grads[i].sizes() != IntArrayRef(input_sizes_[i]))
+      throw AutogradError(detail::str(name(), " returned a gradient of shape ", grads[i].sizes(), " for input ", i,
+                                      ", which has shape ", IntArrayRef(input_sizes_[i]), "; this is a bug in that op's backward"));
   return grads;
 }
 

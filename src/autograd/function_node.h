@@ -9,13 +9,16 @@ namespace cohort::autograd {
 
 class FunctionNode : public Node {
  public:
-  FunctionNode(std::string name, std::vector<std::shared_ptr<Node>> next, Device device, BackwardFn fn)
-      : Node(std::move(name), std::move(next), device), fn_(std::move(fn)) {}
+  // input_sizes: the shape of each input, which its gradient must have.
+  FunctionNode(std::string name, std::vector<std::shared_ptr<Node>> next, Device device, BackwardFn fn,
+               std::vector<Shape> input_sizes)
+      : Node(std::move(name), std::move(next), device), fn_(std::move(fn)), input_sizes_(std::move(input_sizes)) {}
   std::vector<Tensor> apply(Tensor grad_output) override;
   void release() override { fn_ = nullptr; }
 
  private:
   BackwardFn fn_;
+  std::vector<Shape> input_sizes_;
 };
 
 class AccumulateGrad : public Node {

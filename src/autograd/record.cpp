@@ -44,10 +44,15 @@ std::shared_ptr<Node> gradient_edge(const Tensor& t) {
 
 Tensor attach(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn) {
   std::vector<std::shared_ptr<Node>> next;
+  std::vector<Shape> sizes;
   next.reserve(inputs.size());
-  for (const Tensor& in : inputs)
-    next.push_back(in.defined() && in.requires_grad() ? gradient_edge(in) : nullptr);
-  auto node = std::make_shared<FunctionNode>(name, std::move(next), out.device(), std::move(fn));
+  sizes.reserve(inputs.size());
+  for (const Tensor& in : inputs) {
+    bool tracked = in.defined() && in.requires_grad();
+    next.push_back(tracked ? gradient_edge(in) : nullptr);
+    sizes.push_back(tracked ? in.sizes().vec() : Shape());
+  }
+  auto node = std::make_shared<FunctionNode>(name, std::move(next), out.device(), std::move(fn), std::move(sizes));
   AutogradMeta& meta = out.unsafe_impl()->ensure_autograd_meta();
   COHORT_ASSERT(!meta.grad_fn);
   meta.requires_grad = true;
@@ -64,7 +69,7 @@ bool Tensor::requires_grad() const {
   return meta && (meta->requires_grad || meta->grad_fn);
 }
 
-Tensor& Tensor::requires_grad_(bool requires_grad) {
+const Tensor& Tensor::requires_grad_(bool requires_grad) const {
   AutogradMeta* meta = checked().autograd_meta();
   if (!requires_grad && meta && meta->grad_fn)
     throw AutogradError(detail::str("requires_grad_: cannot turn off requires_grad of a non-leaf tensor (",
@@ -82,7 +87,7 @@ const Tensor& Tensor::grad() const {
   return meta ? meta->grad : undefined;
 }
 
-Tensor& Tensor::mutable_grad() { return impl_->ensure_autograd_meta().grad; }
+Tensor& Tensor::mutable_grad() const { return impl_->ensure_autograd_meta().grad; }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   AutogradMeta* meta = checked().autograd_meta();
@@ -102,7 +107,7 @@ Tensor Tensor::detach() const {
   return Tensor(std::move(impl));
 }
 
-Tensor& Tensor::detach_() {
+const Tensor& Tensor::detach_() const {
   if (AutogradMeta* meta = checked().autograd_meta()) {
     meta->grad_fn = nullptr;
     meta->requires_grad = false;

@@ -47,6 +47,11 @@ void TensorImpl::set_storage(Storage storage, Shape sizes, Shape strides, int64_
   refresh();
 }
 
+void TensorImpl::set_storage(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset) {
+  dtype_ = dtype;
+  set_storage(std::move(storage), std::move(sizes), std::move(strides), offset);
+}
+
 void TensorImpl::refresh() {
   numel_ = 1;
   for (int64_t s : sizes_) numel_ *= s;

@@ -129,9 +129,7 @@ Tensor Tensor::argmax(std::optional<int64_t> d, bool k) const { return cohort::a
 Tensor Tensor::argmin(std::optional<int64_t> d, bool k) const { return cohort::argmin(*this, d, k); }
 Tensor Tensor::norm(const Scalar& p) const { return cohort::norm(*this, p); }
 Tensor Tensor::norm(const Scalar& p, IntArrayRef d, bool k) const { return cohort::norm(*this, p, d, k); }
-Tensor Tensor::var(bool u) const { return cohort::var(*this, u); }
 Tensor Tensor::var(IntArrayRef d, bool u, bool k) const { return cohort::var(*this, d, u, k); }
-Tensor Tensor::std(bool u) const { return cohort::std(*this, u); }
 Tensor Tensor::std(IntArrayRef d, bool u, bool k) const { return cohort::std(*this, d, u, k); }
 Tensor Tensor::softmax(int64_t d, std::optional<DType> t) const { return cohort::softmax(*this, d, t); }
 Tensor Tensor::log_softmax(int64_t d, std::optional<DType> t) const { return cohort::log_softmax(*this, d, t); }

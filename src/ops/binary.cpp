@@ -65,7 +65,9 @@ Tensor forward(BinaryOp op, const Tensor& a, const Tensor& b, DType dtype, const
 }
 
 // Records the backward of op(a, b) = out. b_is_scalar: b is a wrapped number (no gradient).
-Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+// scalar_b: b is a plain number (libtorch names those nodes ...Backward1, pow's ...Backward0).
+Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, const Scalar& alpha,
+                     bool scalar_b = false) {
   Shape as = a.sizes().vec(), bs = b.sizes().vec();
   DType at = a.dtype(), bt = b.dtype();
   bool a_grad = a.requires_grad(), b_grad = b.requires_grad();
@@ -73,7 +75,8 @@ Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, 
     case BinaryOp::Add:
     case BinaryOp::Sub: {
       double sign = op == BinaryOp::Add ? alpha.to_double() : -alpha.to_double();
-      return autograd::record(op == BinaryOp::Add ? "AddBackward0" : "SubBackward0", out, {a, b},
+      return autograd::record(op == BinaryOp::Add ? (scalar_b ? "AddBackward1" : "AddBackward0")
+                                                    : (scalar_b ? "SubBackward1" : "SubBackward0"), out, {a, b},
                               [=](const Tensor& g) {
                                 return std::vector<Tensor>{
                                     a_grad ? detail::reduce_grad(g, as, at) : Tensor(),
@@ -81,20 +84,20 @@ Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, 
                               });
     }
     case BinaryOp::Mul:
-      return autograd::record("MulBackward0", out, {a, b}, [=, sa = SavedTensor(b_grad ? a : Tensor()),
+      return autograd::record(scalar_b ? "MulBackward1" : "MulBackward0", out, {a, b}, [=, sa = SavedTensor(b_grad ? a : Tensor()),
                                                            sb = SavedTensor(a_grad ? b : Tensor())](const Tensor& g) {
         return std::vector<Tensor>{a_grad ? detail::reduce_grad(g * sb.unpack(), as, at) : Tensor(),
                                    b_grad ? detail::reduce_grad(g * sa.unpack(), bs, bt) : Tensor()};
       });
     case BinaryOp::Div:
-      return autograd::record("DivBackward0", out, {a, b}, [=, sa = SavedTensor(b_grad ? a : Tensor()),
+      return autograd::record(scalar_b ? "DivBackward1" : "DivBackward0", out, {a, b}, [=, sa = SavedTensor(b_grad ? a : Tensor()),
                                                            sb = SavedTensor(b)](const Tensor& g) {
         Tensor bv = sb.unpack();
         return std::vector<Tensor>{a_grad ? detail::reduce_grad(g / bv, as, at) : Tensor(),
                                    b_grad ? detail::reduce_grad(-g * sa.unpack() / (bv * bv), bs, bt) : Tensor()};
       });
     case BinaryOp::Pow:
-      return autograd::record("PowBackward1", out, {a, b},
+      return autograd::record(scalar_b ? "PowBackward0" : "PowBackward1", out, {a, b},
                               [=, sa = SavedTensor(a), sb = SavedTensor(b), so = SavedTensor(out, true)](const Tensor& g) {
         Tensor av = sa.unpack(), bv = sb.unpack();
         Tensor ga, gb;
@@ -128,11 +131,11 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, const Scalar& al
   detail::check_defined(op_name(op), a, "first");
   DType dtype = compute_dtype(op, result_type(a, b));
   Tensor bt = detail::scalar_to_tensor(b, dtype, a.device());
-  return record_binary(op, forward(op, a, bt, dtype, alpha), a, bt, alpha);
+  return record_binary(op, forward(op, a, bt, dtype, alpha), a, bt, alpha, /*scalar_b=*/true);
 }
 
 // In place: self = op(self, b). Without a graph the kernel writes into self directly.
-Tensor& binary_inplace(BinaryOp op, Tensor& self, const Tensor& b, const Scalar& alpha) {
+const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, const Scalar& alpha) {
   const char* name = op_name(op);
   detail::check_defined(name, self, "self");
   DType dtype = compute_dtype(op, result_type(self, b));
@@ -216,21 +219,21 @@ Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alp
 Tensor& mul_out(Tensor& out, const Tensor& a, const Tensor& b) { return binary_out(BinaryOp::Mul, out, a, b, 1); }
 Tensor& div_out(Tensor& out, const Tensor& a, const Tensor& b) { return binary_out(BinaryOp::Div, out, a, b, 1); }
 
-Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) { return binary_inplace(BinaryOp::Add, *this, other, alpha); }
-Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) { return binary_inplace(BinaryOp::Sub, *this, other, alpha); }
-Tensor& Tensor::mul_(const Tensor& other) { return binary_inplace(BinaryOp::Mul, *this, other, 1); }
-Tensor& Tensor::div_(const Tensor& other) { return binary_inplace(BinaryOp::Div, *this, other, 1); }
-Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) {
+const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const { return binary_inplace(BinaryOp::Add, *this, other, alpha); }
+const Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) const { return binary_inplace(BinaryOp::Sub, *this, other, alpha); }
+const Tensor& Tensor::mul_(const Tensor& other) const { return binary_inplace(BinaryOp::Mul, *this, other, 1); }
+const Tensor& Tensor::div_(const Tensor& other) const { return binary_inplace(BinaryOp::Div, *this, other, 1); }
+const Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) const {
   return add_(detail::scalar_to_tensor(other, result_type(*this, other), device()), alpha);
 }
-Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) {
+const Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) const {
   return sub_(detail::scalar_to_tensor(other, result_type(*this, other), device()), alpha);
 }
-Tensor& Tensor::mul_(const Scalar& other) { return mul_(detail::scalar_to_tensor(other, result_type(*this, other), device())); }
-Tensor& Tensor::div_(const Scalar& other) {
+const Tensor& Tensor::mul_(const Scalar& other) const { return mul_(detail::scalar_to_tensor(other, result_type(*this, other), device())); }
+const Tensor& Tensor::div_(const Scalar& other) const {
   return div_(detail::scalar_to_tensor(other, compute_dtype(BinaryOp::Div, result_type(*this, other)), device()));
 }
-Tensor& Tensor::pow_(const Scalar& exponent) {
+const Tensor& Tensor::pow_(const Scalar& exponent) const {
   return binary_inplace(BinaryOp::Pow, *this, detail::scalar_to_tensor(exponent, result_type(*this, exponent), device()), 1);
 }
 

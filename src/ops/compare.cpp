@@ -107,7 +107,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
 
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return cohort::masked_fill(*this, mask, value); }
 
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+const Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
   Tensor result = cohort::masked_fill(*this, mask, value);
   detail::check_inplace("masked_fill_", *this, result.requires_grad());
   {

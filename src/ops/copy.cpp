@@ -38,7 +38,7 @@ Tensor to(const Tensor& x, const TensorOptions& options, bool copy) {
   });
 }
 
-Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
+const Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) const {
   detail::check_defined("copy_", *this, "destination");
   detail::check_defined("copy_", src, "source");
   Shape shape = broadcast_shapes(sizes(), src.sizes(), "copy_");
@@ -68,7 +68,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
   return *this;
 }
 
-Tensor& Tensor::fill_(const Scalar& value) {
+const Tensor& Tensor::fill_(const Scalar& value) const {
   detail::check_defined("fill_", *this);
   detail::check_inplace("fill_", *this, false);
   kernel::fill(*this, value);
@@ -83,6 +83,6 @@ Tensor& Tensor::fill_(const Scalar& value) {
   return *this;
 }
 
-Tensor& Tensor::zero_() { return fill_(0); }
+const Tensor& Tensor::zero_() const { return fill_(0); }
 
 }  // namespace cohort

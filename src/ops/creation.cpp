@@ -92,6 +92,7 @@ Tensor eye(int64_t n, const TensorOptions& options) {
 }
 
 Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) { return arange(start, end, 1, options); }
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
   bool all_int = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();

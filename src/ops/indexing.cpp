@@ -105,7 +105,7 @@ Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
   return index(ArrayRef<TensorIndex>(indices.begin(), indices.size()));
 }
 
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) {
+const Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) const {
   Tensor tidx;
   int64_t tdim = 0;
   Tensor target;
@@ -139,13 +139,13 @@ Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) {
   return *this;
 }
 
-Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value) {
+const Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Tensor& value) const {
   return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), value);
 }
-Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) {
+const Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) const {
   return index_put_(indices, detail::scalar_to_tensor(value, dtype(), device()));
 }
-Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) {
+const Tensor& Tensor::index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) const {
   return index_put_(ArrayRef<TensorIndex>(indices.begin(), indices.size()), value);
 }
 
@@ -200,8 +200,17 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   Tensor out = clone(x.detach());
   kernel::scatter_add(out, dim, idx, src.to(x.dtype()).detach());
   bool x_grad = x.requires_grad(), src_grad = src.requires_grad();
+  Shape src_sizes = src.sizes().vec();
   return autograd::record("ScatterAddBackward0", out, {x, src}, [=](const Tensor& g) {
-    return std::vector<Tensor>{x_grad ? g : Tensor(), src_grad ? gather(g, dim, idx) : Tensor()};
+    Tensor gs;
+    if (src_grad) {
+      // Only the part of src that index reaches was added; the rest gets zero gradient.
+      gs = zeros(src_sizes, g.options());
+      Tensor region = gs;
+      for (int64_t d = 0; d < idx.dim(); ++d) region = region.narrow(d, 0, idx.size(d));
+      region.copy_(gather(g, dim, idx));
+    }
+    return std::vector<Tensor>{x_grad ? g : Tensor(), gs};
   });
 }
 

@@ -57,7 +57,7 @@ void check_inplace(const char* op, const Tensor& self, bool result_requires_grad
                   "hint: use the out-of-place form, or clone() the view first");
 }
 
-void rebase_history(Tensor& self, const Tensor& result) {
+void rebase_history(const Tensor& self, const Tensor& result) {
   if (!result.defined() || !result.grad_fn()) return;
   auto& meta = self.unsafe_impl()->ensure_autograd_meta();
   meta.grad_fn = result.grad_fn();

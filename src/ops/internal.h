@@ -23,7 +23,7 @@ void check_defined(const char* op, const Tensor& t, const char* what = "input");
 // and, when the result needs a graph, not a view. Bumps self's version after the write.
 void check_inplace(const char* op, const Tensor& self, bool result_requires_grad);
 // Makes `self` (written in place) carry the graph of `result` (the same values computed out of place).
-void rebase_history(Tensor& self, const Tensor& result);
+void rebase_history(const Tensor& self, const Tensor& result);
 // Resizes an out= argument to sizes (new storage) when its shape differs.
 void resize_out(const char* op, Tensor& out, IntArrayRef sizes, DType dtype);
 // Sums grad down to an input's sizes and converts it to the input's dtype (broadcasting backward).

@@ -119,9 +119,21 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                  tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   }
   dim = wrap_dim(dim, tensors[0].dim() + 1, "stack");
-  std::vector<Tensor> parts;
-  for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, dim));
-  return cat(parts, dim);
+  Tensor out;
+  {
+    NoGradGuard g;
+    std::vector<Tensor> parts;
+    for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, dim));
+    out = cat(parts, dim);
+  }
+  std::vector<DType> dtypes;
+  for (const Tensor& t : tensors) dtypes.push_back(t.dtype());
+  return autograd::record("StackBackward0", out, tensors, [dim, dtypes](const Tensor& g) {
+    std::vector<Tensor> grads = unbind(g, dim);
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (grads[i].dtype() != dtypes[i]) grads[i] = grads[i].to(dtypes[i]);
+    return grads;
+  });
 }
 
 Tensor repeat(const Tensor& x, IntArrayRef repeats) {

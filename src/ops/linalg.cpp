@@ -83,7 +83,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Shape out_sizes = x.sizes().vec();
     out_sizes.back() = m;
     Tensor r = mm(x.reshape({-1, k}), y).view(out_sizes);
-    return a.dim() == 1 ? r.squeeze(-2) : r;
+    return b.dim() == 1 ? r.squeeze(-1) : r;
   }
   Shape xb(x.sizes().begin(), x.sizes().end() - 2), yb(y.sizes().begin(), y.sizes().end() - 2);
   Shape batch = broadcast_shapes(xb, yb, "matmul");

@@ -139,10 +139,13 @@ Tensor arg_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bo
 Tensor sum(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DType> dtype) {
   detail::check_defined("sum", x);
   auto dims = normalize_dims(x, dims_in, "sum");
-  Tensor out = run_reduce(ReduceOp::Sum, x, dims, keepdim, sum_dtype(x, dtype));
+  DType natural = sum_dtype(x, std::nullopt);
+  if (dtype && *dtype != natural) return sum(x.to(*dtype), dims_in, keepdim, std::nullopt);
+  Tensor out = run_reduce(ReduceOp::Sum, x, dims, keepdim, natural);
   Shape in_sizes = x.sizes().vec();
   DType in_dtype = x.dtype();
-  return autograd::record("SumBackward1", out, {x}, [=](const Tensor& g) {
+  // PyTorch names the all-elements overload ...0 and the dim-list one ...1.
+  return autograd::record(dims_in.empty() && !keepdim ? "SumBackward0" : "SumBackward1", out, {x}, [=](const Tensor& g) {
     Tensor r = expand_back(g, in_sizes, dims, keepdim);
     return std::vector<Tensor>{r.dtype() == in_dtype ? r : r.to(in_dtype)};
   });
@@ -155,11 +158,12 @@ Tensor mean(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DT
   DType out_dtype = dtype.value_or(x.dtype());
   COHORT_CHECK_AS(TypeError, is_floating_point(out_dtype), "mean: could not infer the output dtype: input dtype is ",
                   x.dtype(), "; hint: pass a floating dtype, or convert with .to(kFloat32)");
+  if (out_dtype != x.dtype()) return mean(x.to(out_dtype), dims_in, keepdim, std::nullopt);
   auto dims = normalize_dims(x, dims_in, "mean");
   Tensor out = run_reduce(ReduceOp::Mean, x, dims, keepdim, out_dtype);
   Shape in_sizes = x.sizes().vec();
   double n = static_cast<double>(reduced_count(x, dims));
-  return autograd::record("MeanBackward1", out, {x}, [=](const Tensor& g) {
+  return autograd::record(dims_in.empty() && !keepdim ? "MeanBackward0" : "MeanBackward1", out, {x}, [=](const Tensor& g) {
     return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) / n};
   });
 }
@@ -237,10 +241,25 @@ Tensor var(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
   });
 }
 
-Tensor var(const Tensor& x, bool unbiased) { return var(x, {}, unbiased, false); }
 
-Tensor std(const Tensor& x, IntArrayRef dims, bool unbiased, bool keepdim) { return sqrt(var(x, dims, unbiased, keepdim)); }
-Tensor std(const Tensor& x, bool unbiased) { return std(x, {}, unbiased, false); }
+Tensor std(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = sqrt(var(x, dims_in, unbiased, keepdim));
+  }
+  auto dims = normalize_dims(x, dims_in, "std");
+  Shape in_sizes = x.sizes().vec();
+  double correction = unbiased ? 1 : 0, n = static_cast<double>(reduced_count(x, dims));
+  return autograd::record("StdBackward0", out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
+    // d std = (x - mean) / ((n - correction) std); zero where std is 0, as in PyTorch.
+    Tensor xv = sx.unpack();
+    Tensor s = expand_back(so.unpack(), in_sizes, dims, keepdim);
+    Tensor centered = xv - xv.mean(IntArrayRef(dims), true);
+    Tensor grad = expand_back(g, in_sizes, dims, keepdim) * centered / (s * (n - correction));
+    return std::vector<Tensor>{where(s == 0, zeros_like(grad), grad)};
+  });
+}
 
 namespace {
 

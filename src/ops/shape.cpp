@@ -153,7 +153,9 @@ Tensor t(const Tensor& x) {
   detail::check_defined("t", x);
   COHORT_CHECK(x.dim() <= 2, "t: expects a tensor with <= 2 dimensions, but got shape ", x.sizes(),
                "; hint: use transpose(dim0, dim1) or mT-style permute");
-  return x.dim() < 2 ? view(x, x.sizes()) : transpose(x, 0, 1);
+  if (x.dim() < 2) return view(x, x.sizes());
+  return record_view("TBackward0", x, {x.size(1), x.size(0)}, {x.stride(1), x.stride(0)}, x.storage_offset(),
+                     [](const Tensor& g) { return std::vector<Tensor>{g.t()}; });
 }
 
 Tensor expand(const Tensor& x, IntArrayRef sizes_in) {

@@ -94,7 +94,7 @@ Tensor unary_op(UnaryOp op, const Tensor& x) {
                           });
 }
 
-Tensor& unary_inplace(UnaryOp op, Tensor& self) {
+const Tensor& unary_inplace(UnaryOp op, const Tensor& self) {
   UnaryInfo i = info(op);
   detail::check_defined(i.name, self);
   DType dtype = out_dtype(op, self.dtype());
@@ -146,14 +146,14 @@ Tensor cos(const Tensor& x) { return unary_op(UnaryOp::Cos, x); }
 Tensor& exp_out(Tensor& out, const Tensor& x) { return unary_out(UnaryOp::Exp, out, x); }
 Tensor& relu_out(Tensor& out, const Tensor& x) { return unary_out(UnaryOp::Relu, out, x); }
 
-Tensor& Tensor::neg_() { return unary_inplace(UnaryOp::Neg, *this); }
-Tensor& Tensor::exp_() { return unary_inplace(UnaryOp::Exp, *this); }
-Tensor& Tensor::log_() { return unary_inplace(UnaryOp::Log, *this); }
-Tensor& Tensor::sqrt_() { return unary_inplace(UnaryOp::Sqrt, *this); }
-Tensor& Tensor::abs_() { return unary_inplace(UnaryOp::Abs, *this); }
-Tensor& Tensor::relu_() { return unary_inplace(UnaryOp::Relu, *this); }
-Tensor& Tensor::sigmoid_() { return unary_inplace(UnaryOp::Sigmoid, *this); }
-Tensor& Tensor::tanh_() { return unary_inplace(UnaryOp::Tanh, *this); }
+const Tensor& Tensor::neg_() const { return unary_inplace(UnaryOp::Neg, *this); }
+const Tensor& Tensor::exp_() const { return unary_inplace(UnaryOp::Exp, *this); }
+const Tensor& Tensor::log_() const { return unary_inplace(UnaryOp::Log, *this); }
+const Tensor& Tensor::sqrt_() const { return unary_inplace(UnaryOp::Sqrt, *this); }
+const Tensor& Tensor::abs_() const { return unary_inplace(UnaryOp::Abs, *this); }
+const Tensor& Tensor::relu_() const { return unary_inplace(UnaryOp::Relu, *this); }
+const Tensor& Tensor::sigmoid_() const { return unary_inplace(UnaryOp::Sigmoid, *this); }
+const Tensor& Tensor::tanh_() const { return unary_inplace(UnaryOp::Tanh, *this); }
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   detail::check_defined("clamp", x);
@@ -176,7 +176,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
 Tensor clamp_min(const Tensor& x, const Scalar& min) { return clamp(x, min, std::nullopt); }
 Tensor clamp_max(const Tensor& x, const Scalar& max) { return clamp(x, std::nullopt, max); }
 
-Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+const Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) const {
   bool graph = autograd::needs_grad({*this});
   detail::check_inplace("clamp_", *this, graph);
   Tensor result = cohort::clamp(graph ? cohort::clone(*this) : *this, min, max);

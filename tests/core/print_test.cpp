@@ -202,11 +202,12 @@ TEST(Print, Autograd) {
   EXPECT_EQ(repr(ones({2, 2}, requires_grad())),
             "tensor([[1., 1.],\n"
             "        [1., 1.]], requires_grad=True)");
-  // torch.ones(2, requires_grad=True) * 2
-  EXPECT_EQ(repr(ones({2}, requires_grad()) * 2), "tensor([2., 2.], grad_fn=<MulBackward0>)");
-  // torch.ones(2, requires_grad=True, dtype=torch.float64) * 2
+  // torch.ones(2, requires_grad=True) * torch.full((2,), 2.)
+  EXPECT_EQ(repr(ones({2}, requires_grad()) * full({2}, 2.0)), "tensor([2., 2.], grad_fn=<MulBackward0>)");
+  // Python wraps the 2 of `x * 2` in a tensor (MulBackward0); libtorch's C++ tensor-scalar overload,
+  // which cohort follows, is MulBackward1.
   EXPECT_EQ(repr(ones({2}, TensorOptions(kFloat64).requires_grad(true)) * 2),
-            "tensor([2., 2.], dtype=torch.float64, grad_fn=<MulBackward0>)");
+            "tensor([2., 2.], dtype=torch.float64, grad_fn=<MulBackward1>)");
 }
 
 TEST(Print, DeviceSuffixForNonDefaultDevice) {

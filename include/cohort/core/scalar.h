@@ -32,6 +32,12 @@ class Scalar {
   }
   double to_double() const { return to<double>(); }
   int64_t to_long() const { return to<int64_t>(); }
+  // libtorch's spellings.
+  double toDouble() const { return to<double>(); }
+  float toFloat() const { return to<float>(); }
+  int64_t toLong() const { return to<int64_t>(); }
+  int toInt() const { return to<int>(); }
+  bool toBool() const { return to<bool>(); }
   // The dtype a tensor holding this value would have: bool, int64 or float64.
   DType dtype() const { return kind_ == Kind::Float ? kFloat64 : kind_ == Kind::Int ? kInt64 : kBool; }
 

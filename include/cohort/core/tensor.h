@@ -66,10 +66,10 @@ class Tensor {
 
   // --- Autograd ---------------------------------------------------------------------------------
   bool requires_grad() const;
-  Tensor& requires_grad_(bool requires_grad = true);
-  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  const Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }
   const Tensor& grad() const;
-  Tensor& mutable_grad();
+  Tensor& mutable_grad() const;
   std::shared_ptr<autograd::Node> grad_fn() const;
   bool is_leaf() const;
   // Computes gradients of this tensor w.r.t. the graph leaves. `gradient` is required unless this
@@ -77,7 +77,7 @@ class Tensor {
   void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
   Tensor detach() const;
-  Tensor& detach_();
+  const Tensor& detach_() const;
   void retain_grad() const;
   bool retains_grad() const;
   // Hooks see the gradient w.r.t. this tensor; one returning a Tensor replaces it.
@@ -107,10 +107,10 @@ class Tensor {
   Tensor operator[](int64_t index) const { return select(0, index); }
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
-  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value);
+  const Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value) const;
+  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value) const;
+  const Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
+  const Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value) const;
   Tensor unsqueeze(int64_t dim) const;
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
@@ -126,14 +126,17 @@ class Tensor {
   // --- Copies and conversions -------------------------------------------------------------------
   Tensor clone() const;
   Tensor repeat(IntArrayRef repeats) const;
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
-  Tensor& fill_(const Scalar& value);
-  Tensor& zero_();
+  const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const;
   Tensor to(DType dtype, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
   Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false) const;
   Tensor to(const Tensor& other) const { return to(other.options()); }
+  Tensor to(DeviceType type, bool non_blocking = false, bool copy = false) const {
+    return to(Device(type), non_blocking, copy);
+  }
   Tensor cpu() const { return to(Device(kCPU, 0)); }
   Tensor toType(DType dtype) const { return to(dtype); }
   Tensor new_empty(IntArrayRef sizes, const TensorOptions& options = {}) const;
@@ -152,15 +155,15 @@ class Tensor {
   Tensor div(const Scalar& other) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(const Scalar& exponent) const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
-  Tensor& div_(const Tensor& other);
-  Tensor& div_(const Scalar& other);
-  Tensor& pow_(const Scalar& exponent);
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& mul_(const Scalar& other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& div_(const Scalar& other) const;
+  const Tensor& pow_(const Scalar& exponent) const;
   Tensor maximum(const Tensor& other) const;
   Tensor minimum(const Tensor& other) const;
 
@@ -181,15 +184,15 @@ class Tensor {
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
-  Tensor& neg_();
-  Tensor& exp_();
-  Tensor& log_();
-  Tensor& sqrt_();
-  Tensor& abs_();
-  Tensor& relu_();
-  Tensor& sigmoid_();
-  Tensor& tanh_();
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  const Tensor& neg_() const;
+  const Tensor& exp_() const;
+  const Tensor& log_() const;
+  const Tensor& sqrt_() const;
+  const Tensor& abs_() const;
+  const Tensor& relu_() const;
+  const Tensor& sigmoid_() const;
+  const Tensor& tanh_() const;
+  const Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
 
   Tensor eq(const Tensor& other) const;
   Tensor ne(const Tensor& other) const;
@@ -206,7 +209,7 @@ class Tensor {
   Tensor logical_not() const;
   Tensor isnan() const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
 
   // --- Reductions -------------------------------------------------------------------------------
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;
@@ -226,9 +229,15 @@ class Tensor {
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(const Scalar& p, IntArrayRef dims, bool keepdim = false) const;
-  Tensor var(bool unbiased = true) const;
+  // Over all elements. The bool forms are templates so that a braced dim list, var({1}), picks the
+  // dims overload instead of converting to bool.
+  Tensor var() const { return var(IntArrayRef{}, true, false); }
+  template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+  Tensor var(B unbiased) const { return var(IntArrayRef{}, unbiased, false); }
   Tensor var(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
-  Tensor std(bool unbiased = true) const;
+  Tensor std() const { return std(IntArrayRef{}, true, false); }
+  template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+  Tensor std(B unbiased) const { return std(IntArrayRef{}, unbiased, false); }
   Tensor std(IntArrayRef dims, bool unbiased = true, bool keepdim = false) const;
   Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
@@ -244,14 +253,14 @@ class Tensor {
 
   // --- Operators (elementwise, broadcasting) ----------------------------------------------------
   Tensor operator-() const { return neg(); }
-  Tensor& operator+=(const Tensor& o) { return add_(o); }
-  Tensor& operator+=(const Scalar& o) { return add_(o); }
-  Tensor& operator-=(const Tensor& o) { return sub_(o); }
-  Tensor& operator-=(const Scalar& o) { return sub_(o); }
-  Tensor& operator*=(const Tensor& o) { return mul_(o); }
-  Tensor& operator*=(const Scalar& o) { return mul_(o); }
-  Tensor& operator/=(const Tensor& o) { return div_(o); }
-  Tensor& operator/=(const Scalar& o) { return div_(o); }
+  Tensor& operator+=(const Tensor& o) { add_(o); return *this; }
+  Tensor& operator+=(const Scalar& o) { add_(o); return *this; }
+  Tensor& operator-=(const Tensor& o) { sub_(o); return *this; }
+  Tensor& operator-=(const Scalar& o) { sub_(o); return *this; }
+  Tensor& operator*=(const Tensor& o) { mul_(o); return *this; }
+  Tensor& operator*=(const Scalar& o) { mul_(o); return *this; }
+  Tensor& operator/=(const Tensor& o) { div_(o); return *this; }
+  Tensor& operator/=(const Scalar& o) { div_(o); return *this; }
 
  private:
   const TensorImpl& checked() const;

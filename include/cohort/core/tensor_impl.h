@@ -38,8 +38,10 @@ class TensorImpl {
   bool is_view() const { return is_view_; }
   void set_is_view(bool v) { is_view_ = v; }
 
-  // Re-points this tensor at new storage and geometry (resizing an `out=` argument).
+  // Re-points this tensor at new storage and geometry (resizing an `out=` argument, moving a
+  // module's parameter to another device or dtype while every handle to it stays valid).
   void set_storage(Storage storage, Shape sizes, Shape strides, int64_t offset);
+  void set_storage(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset);
 
   autograd::AutogradMeta* autograd_meta() const { return autograd_.get(); }
   autograd::AutogradMeta& ensure_autograd_meta();

@@ -20,6 +20,7 @@ Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& options
 Tensor eye(int64_t n, const TensorOptions& options = {});
 // [start, end) in steps; int64 when every argument is an integer, else the default dtype.
 Tensor arange(const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options);
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options = {});
 

@@ -31,10 +31,16 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool k
 Tensor norm(const Tensor& x, const Scalar& p = 2);
 Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dims, bool keepdim = false);
 // Variance and standard deviation; unbiased divides by N - 1.
-Tensor var(const Tensor& x, bool unbiased = true);
+// An empty dims list means all dims; the all-elements bool forms are templates so that var(x, {1})
+// means dim 1, not unbiased=true.
 Tensor var(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
-Tensor std(const Tensor& x, bool unbiased = true);
 Tensor std(const Tensor& x, IntArrayRef dims, bool unbiased = true, bool keepdim = false);
+inline Tensor var(const Tensor& x) { return var(x, IntArrayRef{}, true, false); }
+inline Tensor std(const Tensor& x) { return std(x, IntArrayRef{}, true, false); }
+template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+Tensor var(const Tensor& x, B unbiased) { return var(x, IntArrayRef{}, unbiased, false); }
+template <class B, std::enable_if_t<std::is_same_v<B, bool>, int> = 0>
+Tensor std(const Tensor& x, B unbiased) { return std(x, IntArrayRef{}, unbiased, false); }
 
 // exp(x) / sum(exp(x)) along dim, computed stably; log_softmax is its log.
 Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);

@@ -230,22 +230,40 @@ void run_reduction(const R& r, const Tensor& out, const Tensor& in, IntArrayRef 
 }  // namespace
 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& in, IntArrayRef dims, double param) {
+  // The output dtype is the input's, except integer sums and products, which are int64 (the ops
+  // convert the input first for any other requested dtype); this keeps the instantiations few.
   dispatch(in.dtype(), [&](auto in_tag) {
     using T = decltype(in_tag);
-    dispatch(out.dtype(), [&](auto out_tag) {
-      using Out = decltype(out_tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      COHORT_ASSERT(out.dtype() == in.dtype());
       switch (op) {
-        case ReduceOp::Sum: return run_reduction<T, Out>(SumReducer<T, Out>{false}, out, in, dims);
-        case ReduceOp::Mean: return run_reduction<T, Out>(SumReducer<T, Out>{true}, out, in, dims);
-        case ReduceOp::Prod: return run_reduction<T, Out>(ProdReducer<T, Out>{}, out, in, dims);
-        case ReduceOp::Max: return run_reduction<T, Out>(ExtremeReducer<T, Out>{true}, out, in, dims);
-        case ReduceOp::Min: return run_reduction<T, Out>(ExtremeReducer<T, Out>{false}, out, in, dims);
-        case ReduceOp::NormP: return run_reduction<T, Out>(NormReducer<T, Out>{param, false, true}, out, in, dims);
-        case ReduceOp::NormInf: return run_reduction<T, Out>(NormReducer<T, Out>{param, true, true}, out, in, dims);
-        case ReduceOp::AbsSumPow: return run_reduction<T, Out>(NormReducer<T, Out>{param, false, false}, out, in, dims);
-        case ReduceOp::Var: return run_reduction<T, Out>(VarReducer<T, Out>{param}, out, in, dims);
+        case ReduceOp::Sum: return run_reduction<T, T>(SumReducer<T, T>{false}, out, in, dims);
+        case ReduceOp::Mean: return run_reduction<T, T>(SumReducer<T, T>{true}, out, in, dims);
+        case ReduceOp::Prod: return run_reduction<T, T>(ProdReducer<T, T>{}, out, in, dims);
+        case ReduceOp::Max: return run_reduction<T, T>(ExtremeReducer<T, T>{true}, out, in, dims);
+        case ReduceOp::Min: return run_reduction<T, T>(ExtremeReducer<T, T>{false}, out, in, dims);
+        case ReduceOp::NormP: return run_reduction<T, T>(NormReducer<T, T>{param, false, true}, out, in, dims);
+        case ReduceOp::NormInf: return run_reduction<T, T>(NormReducer<T, T>{param, true, true}, out, in, dims);
+        case ReduceOp::AbsSumPow: return run_reduction<T, T>(NormReducer<T, T>{param, false, false}, out, in, dims);
+        case ReduceOp::Var: return run_reduction<T, T>(VarReducer<T, T>{param}, out, in, dims);
       }
-    });
+    } else {
+      switch (op) {
+        case ReduceOp::Sum:
+          COHORT_ASSERT(out.dtype() == kInt64);
+          return run_reduction<T, int64_t>(SumReducer<T, int64_t>{false}, out, in, dims);
+        case ReduceOp::Prod:
+          COHORT_ASSERT(out.dtype() == kInt64);
+          return run_reduction<T, int64_t>(ProdReducer<T, int64_t>{}, out, in, dims);
+        case ReduceOp::Max:
+          COHORT_ASSERT(out.dtype() == in.dtype());
+          return run_reduction<T, T>(ExtremeReducer<T, T>{true}, out, in, dims);
+        case ReduceOp::Min:
+          COHORT_ASSERT(out.dtype() == in.dtype());
+          return run_reduction<T, T>(ExtremeReducer<T, T>{false}, out, in, dims);
+        default: COHORT_ASSERT(false && "floating-only reduction on an integer tensor");
+      }
+    }
   });
 }
 

@@ -26,14 +26,20 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
         T m = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < n; ++j) m = std::max(m, xs[j * inner]);
         if (std::isinf(m) && m < 0) m = 0;  // every input -inf: keep the NaN/0 that math gives
+        // exp is taken once per element and kept in y; sums accumulate in double.
         double sum = 0;
-        for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<double>(xs[j * inner] - m));
         if (log) {
+          for (int64_t j = 0; j < n; ++j) sum += std::exp(xs[j * inner] - m);
           T lse = static_cast<T>(std::log(sum)) + m;
           for (int64_t j = 0; j < n; ++j) ys[j * inner] = xs[j * inner] - lse;
         } else {
+          for (int64_t j = 0; j < n; ++j) {
+            T e = std::exp(xs[j * inner] - m);
+            ys[j * inner] = e;
+            sum += e;
+          }
           T inv = static_cast<T>(1.0 / sum);
-          for (int64_t j = 0; j < n; ++j) ys[j * inner] = std::exp(xs[j * inner] - m) * inv;
+          for (int64_t j = 0; j < n; ++j) ys[j * inner] *= inv;
         }
       }
     });

@@ -1,0 +1,106 @@
+// Op micro-benchmarks: the workloads bench/ops_torch.py times in PyTorch, under the same names, so
+// bench/compare_ops.sh can put the two side by side. All tensors are float32 and made outside the
+// timed loop; each timed iteration allocates its result, as `a + b` does in both libraries.
+// CPU time is the whole process's (backward nodes run on the device's worker thread).
+//   ./ops_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <cohort/cohort.h>
+
+using namespace cohort;
+
+namespace {
+
+constexpr int64_t kMillion = 1 << 20;
+
+void keep(const Tensor& t) {
+  void* p = t.data_ptr();
+  benchmark::DoNotOptimize(p);
+  benchmark::ClobberMemory();
+}
+
+void add_1M(benchmark::State& state) {
+  Tensor a = randn({kMillion}), b = randn({kMillion});
+  for (auto _ : state) keep(a + b);
+  state.SetBytesProcessed(state.iterations() * 3 * kMillion * 4);
+}
+BENCHMARK(add_1M)->MeasureProcessCPUTime();
+
+void add_broadcast_1000x1000_1000(benchmark::State& state) {
+  Tensor a = randn({1000, 1000}), b = randn({1000});
+  for (auto _ : state) keep(a + b);
+}
+BENCHMARK(add_broadcast_1000x1000_1000)->MeasureProcessCPUTime();
+
+void relu_1M(benchmark::State& state) {
+  Tensor a = randn({kMillion});
+  for (auto _ : state) keep(a.relu());
+}
+BENCHMARK(relu_1M)->MeasureProcessCPUTime();
+
+void exp_1M(benchmark::State& state) {
+  Tensor a = randn({kMillion});
+  for (auto _ : state) keep(a.exp());
+}
+BENCHMARK(exp_1M)->MeasureProcessCPUTime();
+
+void sum_1M(benchmark::State& state) {
+  Tensor a = randn({kMillion});
+  for (auto _ : state) keep(a.sum());
+}
+BENCHMARK(sum_1M)->MeasureProcessCPUTime();
+
+void sum_dim0_1000x1000(benchmark::State& state) {
+  Tensor a = randn({1000, 1000});
+  for (auto _ : state) keep(a.sum({0}));
+}
+BENCHMARK(sum_dim0_1000x1000)->MeasureProcessCPUTime();
+
+void softmax_256x1000_dim1(benchmark::State& state) {
+  Tensor a = randn({256, 1000});
+  for (auto _ : state) keep(a.softmax(1));
+}
+BENCHMARK(softmax_256x1000_dim1)->MeasureProcessCPUTime();
+
+void mm_512x512(benchmark::State& state) {
+  Tensor a = randn({512, 512}), b = randn({512, 512});
+  for (auto _ : state) keep(a.mm(b));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * 512 * 512 * 512 * state.iterations(),
+                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(mm_512x512)->MeasureProcessCPUTime();
+
+// Per-op overhead: the work is 4 additions, the rest is checks, dispatch and allocation.
+void add_tiny_4(benchmark::State& state) {
+  Tensor a = randn({4}), b = randn({4});
+  for (auto _ : state) keep(a + b);
+}
+BENCHMARK(add_tiny_4)->MeasureProcessCPUTime();
+
+// A small graph of 10 ops on [64, 64], forward then backward, gradients reset each iteration.
+// The same graph is in ops_torch.py.
+void autograd_10ops_64x64(benchmark::State& state) {
+  Tensor x = randn({64, 64}, requires_grad());
+  Tensor w = (randn({64, 64}) * 0.1).requires_grad_();
+  for (auto _ : state) {
+    x.mutable_grad() = Tensor();
+    w.mutable_grad() = Tensor();
+    Tensor a = x * w;           // 1
+    Tensor b = a + x;           // 2
+    Tensor c = b.relu();        // 3
+    Tensor d = c.mm(w);         // 4
+    Tensor e = d.tanh();        // 5
+    Tensor f = e * e;           // 6
+    Tensor g = f - x;           // 7
+    Tensor h = g.sigmoid();     // 8
+    Tensor i = h * w;           // 9
+    Tensor loss = i.sum();      // 10
+    loss.backward();
+    keep(x.grad());
+    keep(w.grad());
+  }
+}
+BENCHMARK(autograd_10ops_64x64)->MeasureProcessCPUTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,69 @@
+// ModuleHolder: the thin shared handle that built-in layers are used through (nn::Linear over
+// nn::LinearImpl), as in libtorch: `nn::Linear fc{nullptr}` is empty, `fc->forward(x)` reaches the
+// implementation, `fc(x)` runs forward with the module's hooks. One template, no macros.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "cohort/nn/module.h"
+
+namespace cohort::nn {
+
+template <class Impl>
+class ModuleHolder {
+ public:
+  using ContainedType = Impl;
+
+  // An empty holder, to be assigned later.
+  ModuleHolder(std::nullptr_t) {}  // NOLINT
+  // Default-constructs the implementation, when it has a default constructor.
+  ModuleHolder() : impl_(std::make_shared<Impl>()) {}
+  // Constructs the implementation from these arguments (options, or the options' own arguments).
+  template <class First, class... Rest,
+            std::enable_if_t<!std::is_same_v<std::decay_t<First>, ModuleHolder> &&
+                                 !std::is_same_v<std::decay_t<First>, std::shared_ptr<Impl>> &&
+                                 !std::is_same_v<std::decay_t<First>, std::nullptr_t>,
+                             int> = 0>
+  explicit ModuleHolder(First&& first, Rest&&... rest)
+      : impl_(std::make_shared<Impl>(std::forward<First>(first), std::forward<Rest>(rest)...)) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}  // NOLINT
+
+  Impl* operator->() { return checked(); }
+  const Impl* operator->() const { return checked(); }
+  Impl& operator*() { return *checked(); }
+  const Impl& operator*() const { return *checked(); }
+  Impl* get() { return checked(); }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  bool is_empty() const { return impl_ == nullptr; }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+  // Calls forward; for tensor-in, tensor-out modules, with the forward hooks.
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) {
+    Impl* impl = checked();
+    if constexpr ((std::is_convertible_v<Args, const Tensor&> && ...) &&
+                  std::is_same_v<std::decay_t<decltype(impl->forward(std::forward<Args>(args)...))>, Tensor>) {
+      std::vector<Tensor> inputs{Tensor(args)...};
+      return impl->call_with_hooks(inputs, [&] { return impl->forward(std::forward<Args>(args)...); });
+    } else {
+      return impl->forward(std::forward<Args>(args)...);
+    }
+  }
+
+ private:
+  Impl* checked() const {
+    COHORT_CHECK(impl_ != nullptr, "ModuleHolder: accessing an empty ", typeid(Impl).name(),
+                 " holder; hint: construct it (e.g. in the parent's constructor) before use");
+    return impl_.get();
+  }
+  std::shared_ptr<Impl> impl_;
+};
+
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& holder) {
+  return os << *holder;
+}
+
+}  // namespace cohort::nn

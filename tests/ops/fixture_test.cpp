@@ -1,0 +1,217 @@
+// cohort against values dumped from PyTorch (tests/fixtures/ops.json, written by
+// tests/fixtures/generate.py): outputs and gradients of sum(output * weights) for ~50 ops in float64,
+// and the result dtype and values of type-promotion cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cohort/autograd/engine.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/indexing.h"
+#include "cohort/ops/linalg.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
+
+namespace cohort {
+namespace {
+
+using json = nlohmann::json;
+using In = std::vector<Tensor>;
+using Out = std::vector<Tensor>;
+using Op = std::function<Out(const In&)>;
+
+// The cohort side of every case in generate.py, by name.
+const std::map<std::string, Op>& cases() {
+  static const std::map<std::string, Op> m = {
+      {"add_broadcast", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"sub_alpha", [](const In& x) { return Out{sub(x[0], x[1], 0.5)}; }},
+      {"mul_0d", [](const In& x) { return Out{x[0] * x[1]}; }},
+      {"div", [](const In& x) { return Out{x[0] / x[1]}; }},
+      {"pow_tensor", [](const In& x) { return Out{pow(x[0], x[1])}; }},
+      {"pow_scalar", [](const In& x) { return Out{pow(x[0], 2.5)}; }},
+      {"maximum", [](const In& x) { return Out{maximum(x[0], x[1])}; }},
+      {"minimum", [](const In& x) { return Out{minimum(x[0], x[1])}; }},
+      {"exp", [](const In& x) { return Out{exp(x[0])}; }},
+      {"log", [](const In& x) { return Out{log(x[0])}; }},
+      {"sqrt", [](const In& x) { return Out{sqrt(x[0])}; }},
+      {"rsqrt", [](const In& x) { return Out{rsqrt(x[0])}; }},
+      {"abs", [](const In& x) { return Out{abs(x[0])}; }},
+      {"sigmoid", [](const In& x) { return Out{sigmoid(x[0])}; }},
+      {"tanh", [](const In& x) { return Out{tanh(x[0])}; }},
+      {"relu", [](const In& x) { return Out{relu(x[0])}; }},
+      {"sin", [](const In& x) { return Out{sin(x[0])}; }},
+      {"cos", [](const In& x) { return Out{cos(x[0])}; }},
+      {"reciprocal", [](const In& x) { return Out{reciprocal(x[0])}; }},
+      {"clamp", [](const In& x) { return Out{clamp(x[0], -0.5, 0.5)}; }},
+      {"where", [](const In& x) { return Out{where(x[0], x[1], x[2])}; }},
+      {"masked_fill", [](const In& x) { return Out{masked_fill(x[0], x[1], -2.0)}; }},
+      {"sum_dims_keepdim", [](const In& x) { return Out{sum(x[0], {0, 2}, true)}; }},
+      {"mean_dim", [](const In& x) { return Out{mean(x[0], {1})}; }},
+      {"prod", [](const In& x) { return Out{prod(x[0])}; }},
+      {"max_dim", [](const In& x) { auto [v, i] = max(x[0], 1); return Out{v, i}; }},
+      {"amax", [](const In& x) { return Out{amax(x[0], {0, 2})}; }},
+      {"norm_2", [](const In& x) { return Out{norm(x[0])}; }},
+      {"norm_1_dim", [](const In& x) { return Out{norm(x[0], 1, {1})}; }},
+      {"norm_inf", [](const In& x) { return Out{norm(x[0], INFINITY)}; }},
+      // Shape{1}, not {1}: a braced {1} converts to the bool `unbiased` overload (var over all dims).
+      {"var_dim", [](const In& x) { return Out{var(x[0], Shape{1})}; }},
+      {"std_biased", [](const In& x) { return Out{std(x[0], false)}; }},
+      {"softmax", [](const In& x) { return Out{softmax(x[0], 1)}; }},
+      {"log_softmax", [](const In& x) { return Out{log_softmax(x[0], -1)}; }},
+      {"logsumexp", [](const In& x) { return Out{logsumexp(x[0], {1})}; }},
+      {"mm", [](const In& x) { return Out{mm(x[0], x[1])}; }},
+      {"bmm", [](const In& x) { return Out{bmm(x[0], x[1])}; }},
+      {"matmul_broadcast", [](const In& x) { return Out{matmul(x[0], x[1])}; }},
+      {"matmul_matrix_vector", [](const In& x) { return Out{matmul(x[0], x[1])}; }},
+      {"addmm", [](const In& x) { return Out{addmm(x[0], x[1], x[2], 0.5, 2.0)}; }},
+      {"dot", [](const In& x) { return Out{dot(x[0], x[1])}; }},
+      {"outer", [](const In& x) { return Out{outer(x[0], x[1])}; }},
+      {"einsum_bgi_gio", [](const In& x) { return Out{einsum("bgi,gio->bgo", x)}; }},
+      {"einsum_gik_gkj", [](const In& x) { return Out{einsum("gik,gkj->gij", x)}; }},
+      {"gather", [](const In& x) { return Out{gather(x[0], 1, x[1])}; }},
+      {"index_select", [](const In& x) { return Out{index_select(x[0], 0, x[1])}; }},
+      {"scatter_add", [](const In& x) { return Out{scatter_add(x[0], 1, x[1], x[2])}; }},
+      {"index_tensor", [](const In& x) { return Out{x[0].index({x[1]})}; }},
+      {"cat", [](const In& x) { return Out{cat(x, 1)}; }},
+      {"stack", [](const In& x) { return Out{stack(x, -1)}; }},
+      {"permute_reshape", [](const In& x) { return Out{x[0].permute({2, 0, 1}).reshape({4, 6})}; }},
+      {"repeat", [](const In& x) { return Out{x[0].repeat({2, 1, 2})}; }},
+      {"expand_mul", [](const In& x) { return Out{x[0].expand({2, 3, 4}) * x[1]}; }},
+      // Promotion cases.
+      {"int32_plus_2.5", [](const In& x) { return Out{x[0] + 2.5}; }},
+      {"uint8_plus_int64", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"bool_plus_bool", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"int_div_int", [](const In& x) { return Out{x[0] / x[1]}; }},
+      {"float32_plus_float64_0d", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"int64_plus_float64_0d", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"int32_plus_int64_0d", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"uint8_times_int32", [](const In& x) { return Out{x[0] * x[1]}; }},
+      {"int32_plus_float64", [](const In& x) { return Out{x[0] + x[1]}; }},
+      {"bool_plus_1", [](const In& x) { return Out{x[0] + 1}; }},
+      {"int64_sum", [](const In& x) { return Out{x[0].sum()}; }},
+      {"bool_sum", [](const In& x) { return Out{x[0].sum()}; }},
+      {"int_lt_float", [](const In& x) { return Out{x[0] < 1.5}; }},
+  };
+  return m;
+}
+
+const json& fixture() {
+  static const json j = [] {
+    std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/ops.json");
+    if (!f) throw std::runtime_error(std::string("cannot open ") + COHORT_FIXTURES_DIR + "/ops.json");
+    return json::parse(f);
+  }();
+  return j;
+}
+
+DType dtype_named(const std::string& name) {
+  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64})
+    if (name == dtype_name(t)) return t;
+  throw std::runtime_error("unknown dtype " + name);
+}
+
+// A contiguous tensor with the case's dtype, shape and values (written element by element).
+Tensor decode(const json& j) {
+  Tensor t = empty(j.at("shape").get<Shape>(), TensorOptions(dtype_named(j.at("dtype"))));
+  const json& data = j.at("data");
+  dispatch(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < data.size(); ++i)
+      t.data_ptr<T>()[i] = data[i].is_boolean() ? static_cast<T>(data[i].get<bool>()) : static_cast<T>(data[i].get<double>());
+  });
+  return t;
+}
+
+// got against PyTorch's `want`: the same dtype and shape, and values within atol + rtol * |want|.
+::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want, double tol) {
+  const std::string dt = want.at("dtype");
+  if (!got.defined()) return ::testing::AssertionFailure() << what << ": undefined, expected " << dt;
+  if (dtype_name(got.dtype()) != dt)
+    return ::testing::AssertionFailure() << what << ": dtype " << got.dtype() << ", expected " << dt;
+  const Shape shape = want.at("shape").get<Shape>();
+  if (got.sizes().vec() != shape)
+    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << IntArrayRef(shape);
+  Tensor g = got.detach().to(kFloat64).contiguous();
+  std::vector<double> w;
+  for (const json& v : want.at("data")) w.push_back(v.is_boolean() ? v.get<bool>() : v.get<double>());
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double v = g.data_ptr<double>()[i];
+    if (!(std::abs(v - w[i]) <= tol * (1 + std::abs(w[i]))))
+      return ::testing::AssertionFailure() << what << ", flat element " << i << " of " << IntArrayRef(shape)
+                                           << ": expected " << w[i] << " (PyTorch), got " << v;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string shapes_of(const In& xs) {
+  std::ostringstream os;
+  for (const Tensor& x : xs) os << " " << dtype_name(x.dtype()) << x.sizes();
+  return os.str();
+}
+
+TEST(FixtureOps, MatchPyTorchValuesAndGradients) {
+  int checked = 0;
+  for (const json& c : fixture().at("ops")) {
+    const std::string name = c.at("name");
+    SCOPED_TRACE(name);
+    auto it = cases().find(name);
+    if (it == cases().end()) {
+      ADD_FAILURE() << "no cohort op for fixture case " << name << " (add it to cases())";
+      continue;
+    }
+    In xs;
+    std::vector<Tensor> wrt;
+    for (const json& j : c.at("inputs")) {
+      xs.push_back(decode(j));
+      if (xs.back().dtype() == kFloat64) wrt.push_back(xs.back().requires_grad_(true));
+    }
+    const std::string what = name + " with inputs" + shapes_of(xs);
+    try {
+      Out outs = it->second(xs);
+      ASSERT_EQ(outs.size(), c.at("outputs").size()) << what;
+      Tensor loss;
+      for (size_t o = 0; o < outs.size(); ++o) {
+        EXPECT_TRUE(matches(what + ", output " + std::to_string(o), outs[o], c.at("outputs")[o], 1e-10));
+        if (c.at("weights")[o].is_null()) continue;
+        Tensor term = (outs[o] * decode(c.at("weights")[o])).sum();
+        loss = loss.defined() ? loss + term : term;
+      }
+      std::vector<Tensor> grads = autograd::grad({loss}, wrt, {}, std::nullopt, false, /*allow_unused=*/true);
+      size_t k = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        if (c.at("grads")[i].is_null()) continue;
+        Tensor g = grads[k++];
+        if (!g.defined()) g = zeros_like(xs[i]);
+        EXPECT_TRUE(matches(what + ", gradient of input " + std::to_string(i), g, c.at("grads")[i], 1e-10));
+      }
+      ++checked;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": threw " << e.what();
+    }
+  }
+  std::cout << "[ fixtures ] " << checked << " of " << fixture().at("ops").size() << " PyTorch op cases ran\n";
+}
+
+TEST(FixturePromotion, ResultDtypesAndValuesMatchPyTorch) {
+  for (const json& c : fixture().at("promotion")) {
+    const std::string name = c.at("name");
+    auto it = cases().find(name);
+    ASSERT_NE(it, cases().end()) << "no cohort op for promotion case " << name;
+    In xs;
+    for (const json& j : c.at("inputs")) xs.push_back(decode(j));
+    try {
+      EXPECT_TRUE(matches(name + " with inputs" + shapes_of(xs), it->second(xs)[0], c.at("output"), 1e-6));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": threw " << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,112 @@
+// The generic op-table tests (STYLE.md section 5): every row of the table (tests/ops/op_table_*_test.cpp)
+// against its naive reference, again on non-contiguous views of the same values, through gradcheck
+// (float64, contiguous and non-contiguous) when differentiable, and float32 against float64.
+// Test names: OpTable/OpTableTest.<Check>/<op>, e.g. --gtest_filter='OpTable/*/softmax'.
+
+#include "support/gradcheck.h"
+#include "support/op_table.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <iostream>
+#include <set>
+
+#include "cohort/autograd/record.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+
+namespace cohort::testing {
+namespace {
+
+// Each check is instantiated over the rows it applies to (no skipped instances).
+class OpTableTest : public ::testing::TestWithParam<size_t> {
+ protected:
+  const OpRow& row() const { return op_table()[GetParam()]; }
+};
+class OpTableStrided : public OpTableTest {};
+class OpTableGradcheck : public OpTableTest {};
+
+TEST_P(OpTableTest, Reference) {
+  for (size_t s = 0; s < row().samples.size(); ++s) EXPECT_TRUE(check_reference(row(), s, false));
+}
+
+TEST_P(OpTableTest, Float32MatchesFloat64) {
+  for (size_t s = 0; s < row().samples.size(); ++s) EXPECT_TRUE(check_float32(row(), s));
+}
+
+// view is defined on contiguous inputs only (others need reshape), so it has no strided instance.
+TEST_P(OpTableStrided, NonContiguous) {
+  for (size_t s = 0; s < row().samples.size(); ++s) EXPECT_TRUE(check_reference(row(), s, true));
+}
+
+TEST_P(OpTableGradcheck, Gradcheck) {
+  for (size_t s = 0; s < row().samples.size(); ++s) {
+    EXPECT_TRUE(check_gradients(row(), s, false));
+    if (!row().contiguous_only) EXPECT_TRUE(check_gradients(row(), s, true));
+  }
+}
+
+std::vector<size_t> rows_where(const std::function<bool(const OpRow&)>& keep) {
+  std::vector<size_t> r;
+  for (size_t i = 0; i < op_table().size(); ++i)
+    if (keep(op_table()[i])) r.push_back(i);
+  return r;
+}
+
+std::string row_name(const ::testing::TestParamInfo<size_t>& info) { return op_table()[info.param].name; }
+
+INSTANTIATE_TEST_SUITE_P(OpTable, OpTableTest, ::testing::ValuesIn(rows_where([](const OpRow&) { return true; })), row_name);
+INSTANTIATE_TEST_SUITE_P(OpTable, OpTableStrided,
+                         ::testing::ValuesIn(rows_where([](const OpRow& r) { return !r.contiguous_only; })), row_name);
+INSTANTIATE_TEST_SUITE_P(OpTable, OpTableGradcheck,
+                         ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.differentiable; })), row_name);
+
+TEST(OpTableMeta, RowNamesAreUniqueAndEveryRowIsComplete) {
+  std::set<std::string> names;
+  for (const OpRow& r : op_table()) {
+    EXPECT_TRUE(names.insert(r.name).second) << "duplicate row " << r.name;
+    EXPECT_FALSE(r.samples.empty()) << r.name << " has no samples";
+    EXPECT_TRUE(r.op && r.ref) << r.name << " lacks its op or reference";
+  }
+  EXPECT_GE(op_table().size(), 100u);
+}
+
+// gradcheck itself: it must pass a correct backward and name the element of a wrong one.
+TEST(OpTableGradcheck, FlagsAWrongBackward) {
+  auto wrong_square = [](const In& x) {
+    Tensor out = x[0].detach() * x[0].detach();
+    return Out{autograd::record("WrongSquareBackward", out, {x[0]}, [x0 = x[0].detach()](const Tensor& g) {
+      return std::vector<Tensor>{g * x0 * 3.0};  // should be 2 x
+    })};
+  };
+  Tensor x = tensor({{1.0, 2.0}, {3.0, 4.0}}, TensorOptions(kFloat64));
+  ::testing::AssertionResult r = gradcheck(wrong_square, {x}, 1e-6, 1e-5, 1e-3, "wrong_square");
+  ASSERT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("wrong_square"), std::string::npos) << r.message();
+  EXPECT_NE(std::string(r.message()).find("d(output 0)[0, 0] / d(input 0)[0, 0]: expected (finite difference) 2"),
+            std::string::npos) << r.message();
+  EXPECT_TRUE(gradcheck([](const In& x) { return Out{x[0] * x[0]}; }, {x}));
+  EXPECT_TRUE(gradcheck_noncontiguous([](const In& x) { return Out{x[0] * x[0]}; }, {x}));
+  Tensor nc = make_noncontiguous(x);
+  EXPECT_FALSE(nc.is_contiguous());
+  EXPECT_EQ(to_nd(nc).v, to_nd(x).v);
+}
+
+// Prints the row count once all tests have run, for the report ("N ops").
+class OpTableSummary : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    size_t samples = 0, diff = 0;
+    for (const OpRow& r : op_table()) samples += r.samples.size(), diff += r.differentiable;
+    std::cout << "[ op table ] " << op_table().size() << " ops (" << diff << " differentiable, " << samples
+              << " samples):";
+    for (auto& [area, n] : op_table_areas()) std::cout << " " << area << " " << n;
+    std::cout << "\n";
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kSummary = ::testing::AddGlobalTestEnvironment(new OpTableSummary);
+
+}  // namespace
+}  // namespace cohort::testing
