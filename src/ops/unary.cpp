@@ -1,5 +1,7 @@
 // Unary math (neg, exp, log, sqrt, abs, relu, sigmoid, tanh, clamp, ...) with backward, in-place
 // and out= forms. Float-valued ops promote integer inputs to the default dtype.
+#include <cmath>
+
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -36,6 +38,8 @@ UnaryInfo info(UnaryOp op) {
     case UnaryOp::Reciprocal: return {"reciprocal", "ReciprocalBackward0", true};
     case UnaryOp::Sin: return {"sin", "SinBackward0", true};
     case UnaryOp::Cos: return {"cos", "CosBackward0", true};
+    case UnaryOp::Erf: return {"erf", "ErfBackward0", true};
+    case UnaryOp::Log1p: return {"log1p", "Log1pBackward0", true};
     default: return {"unary", "UnaryBackward", false};
   }
 }
@@ -57,13 +61,16 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Reciprocal: return -g * y * y;
     case UnaryOp::Sin: return g * cos(x);
     case UnaryOp::Cos: return -g * sin(x);
+    case UnaryOp::Erf: return g * exp(-x * x) * (2.0 / std::sqrt(M_PI));
+    case UnaryOp::Log1p: return g / (x + 1);
     default: return Tensor();
   }
 }
 
 // Which saved values a derivative reads.
 bool needs_input(UnaryOp op) {
-  return op == UnaryOp::Log || op == UnaryOp::Abs || op == UnaryOp::Square || op == UnaryOp::Sin || op == UnaryOp::Cos;
+  return op == UnaryOp::Log || op == UnaryOp::Abs || op == UnaryOp::Square || op == UnaryOp::Sin || op == UnaryOp::Cos ||
+         op == UnaryOp::Erf || op == UnaryOp::Log1p;
 }
 bool needs_output(UnaryOp op) {
   return op == UnaryOp::Exp || op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Relu ||
@@ -143,6 +150,8 @@ Tensor square(const Tensor& x) { return unary_op(UnaryOp::Square, x); }
 Tensor reciprocal(const Tensor& x) { return unary_op(UnaryOp::Reciprocal, x); }
 Tensor sin(const Tensor& x) { return unary_op(UnaryOp::Sin, x); }
 Tensor cos(const Tensor& x) { return unary_op(UnaryOp::Cos, x); }
+Tensor erf(const Tensor& x) { return unary_op(UnaryOp::Erf, x); }
+Tensor log1p(const Tensor& x) { return unary_op(UnaryOp::Log1p, x); }
 Tensor& exp_out(Tensor& out, const Tensor& x) { return unary_out(UnaryOp::Exp, out, x); }
 Tensor& relu_out(Tensor& out, const Tensor& x) { return unary_out(UnaryOp::Relu, out, x); }
 

@@ -17,11 +17,15 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "cohort/nn/functional/activation.h"
+#include "cohort/nn/functional/loss.h"
+#include "cohort/nn/linear.h"
 
 namespace cohort {
 namespace {
 
 using json = nlohmann::json;
+namespace F = nn::functional;
 using In = std::vector<Tensor>;
 using Out = std::vector<Tensor>;
 using Op = std::function<Out(const In&)>;
@@ -74,6 +78,35 @@ const std::map<std::string, Op>& cases() {
       {"outer", [](const In& x) { return Out{outer(x[0], x[1])}; }},
       {"einsum_bgi_gio", [](const In& x) { return Out{einsum("bgi,gio->bgo", x)}; }},
       {"einsum_gik_gkj", [](const In& x) { return Out{einsum("gik,gkj->gij", x)}; }},
+      {"erf", [](const In& x) { return Out{erf(x[0])}; }},
+      {"log1p", [](const In& x) { return Out{log1p(x[0])}; }},
+      {"linear", [](const In& x) { return Out{F::linear(x[0], x[1], x[2])}; }},
+      {"gelu", [](const In& x) { return Out{F::gelu(x[0])}; }},
+      {"gelu_tanh", [](const In& x) { return Out{F::gelu(x[0], "tanh")}; }},
+      {"leaky_relu", [](const In& x) { return Out{F::leaky_relu(x[0], 0.2)}; }},
+      {"silu", [](const In& x) { return Out{F::silu(x[0])}; }},
+      {"mse_loss", [](const In& x) { return Out{F::mse_loss(x[0], x[1])}; }},
+      {"l1_loss_sum", [](const In& x) { return Out{F::l1_loss(x[0], x[1], kSum)}; }},
+      {"smooth_l1_loss", [](const In& x) { return Out{F::smooth_l1_loss(x[0], x[1], kMean, 0.5)}; }},
+      {"cross_entropy", [](const In& x) { return Out{F::cross_entropy(x[0], x[1])}; }},
+      {"cross_entropy_none",
+       [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().reduction(kNone))}; }},
+      {"cross_entropy_weight_ignore",
+       [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().weight(x[2]).ignore_index(1))}; }},
+      {"cross_entropy_smoothing",
+       [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().label_smoothing(0.1))}; }},
+      {"cross_entropy_smoothing_weight_ignore",
+       [](const In& x) {
+         return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().weight(x[2]).ignore_index(2).label_smoothing(0.2))};
+       }},
+      {"cross_entropy_probs",
+       [](const In& x) { return Out{F::cross_entropy(x[0], x[1].softmax(1), F::CrossEntropyOptions().label_smoothing(0.1))}; }},
+      {"cross_entropy_nd", [](const In& x) { return Out{F::cross_entropy(x[0], x[1])}; }},
+      {"nll_loss_sum",
+       [](const In& x) { return Out{F::nll_loss(x[0].log_softmax(1), x[1], F::NLLLossOptions().reduction(kSum))}; }},
+      {"bce", [](const In& x) { return Out{F::binary_cross_entropy(x[0], x[1], x[2])}; }},
+      {"bce_with_logits_pos_weight",
+       [](const In& x) { return Out{F::binary_cross_entropy_with_logits(x[0], x[1], Tensor(), x[2])}; }},
       {"gather", [](const In& x) { return Out{gather(x[0], 1, x[1])}; }},
       {"index_select", [](const In& x) { return Out{index_select(x[0], 0, x[1])}; }},
       {"scatter_add", [](const In& x) { return Out{scatter_add(x[0], 1, x[1], x[2])}; }},

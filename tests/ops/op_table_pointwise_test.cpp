@@ -101,6 +101,8 @@ std::vector<OpRow> pointwise_rows() {
             real(-3, -0.3)),
       unary("sin", [](auto& x) { return sin(x); }, [](double v) { return std::sin(v); }, real(-4, 4)),
       unary("cos", [](auto& x) { return cos(x); }, [](double v) { return std::cos(v); }, real(-4, 4)),
+      unary("erf", [](auto& x) { return erf(x); }, [](double v) { return std::erf(v); }, real(-2.5, 2.5)),
+      unary("log1p", [](auto& x) { return log1p(x); }, [](double v) { return std::log1p(v); }, real(-0.7, 3)),
       unary("clamp", [](auto& x) { return clamp(x, -0.5, 0.7); }, [](double v) { return clamp_ref(v, -0.5, 0.7); }),
       unary("clamp_min_only", [](auto& x) { return x.clamp(-0.3); }, [](double v) { return std::max(v, -0.3); }),
       unary("clamp_max_only", [](auto& x) { return clamp(x, std::nullopt, 0.4); },

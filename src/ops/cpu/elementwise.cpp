@@ -144,6 +144,8 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
       case UnaryOp::Reciprocal: return unary_loop<T, T>(out, in, [](F x) { return F(1) / x; });
       case UnaryOp::Sin: return unary_loop<T, T>(out, in, [](F x) { return std::sin(x); });
       case UnaryOp::Cos: return unary_loop<T, T>(out, in, [](F x) { return std::cos(x); });
+      case UnaryOp::Erf: return unary_loop<T, T>(out, in, [](F x) { return std::erf(x); });
+      case UnaryOp::Log1p: return unary_loop<T, T>(out, in, [](F x) { return std::log1p(x); });
       default: break;
     }
   }

@@ -16,7 +16,7 @@ enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le,
 // a and b share one dtype; out has it too, or bool for comparisons and logic. Add/Sub scale b by alpha.
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
 
-enum class UnaryOp { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sign, Relu, Sigmoid, Tanh, Square, Reciprocal, Sin, Cos,
+enum class UnaryOp { Neg, Exp, Log, Sqrt, Rsqrt, Abs, Sign, Relu, Sigmoid, Tanh, Square, Reciprocal, Sin, Cos, Erf, Log1p,
                      LogicalNot, IsNan, IsFinite };
 // out has in's dtype, or bool for LogicalNot/IsNan/IsFinite.
 void unary(UnaryOp op, const Tensor& out, const Tensor& in);

@@ -1,0 +1,61 @@
+// Small layers: Identity, Flatten, Dropout.
+#pragma once
+
+#include "cohort/nn/functional/activation.h"
+#include "cohort/nn/module_holder.h"
+
+namespace cohort::nn {
+
+class IdentityImpl : public Cloneable<IdentityImpl> {
+ public:
+  void reset() override {}
+  Tensor forward(const Tensor& x) { return x; }
+  void pretty_print(std::ostream& os) const override;
+};
+
+struct FlattenOptions {
+  FlattenOptions& start_dim(int64_t v) { start_dim_ = v; return *this; }
+  FlattenOptions& end_dim(int64_t v) { end_dim_ = v; return *this; }
+  int64_t start_dim() const { return start_dim_; }
+  int64_t end_dim() const { return end_dim_; }
+
+ private:
+  int64_t start_dim_ = 1, end_dim_ = -1;
+};
+
+class FlattenImpl : public Cloneable<FlattenImpl> {
+ public:
+  explicit FlattenImpl(const FlattenOptions& options = {}) : options(options) {}
+  void reset() override {}
+  Tensor forward(const Tensor& x) { return x.flatten(options.start_dim(), options.end_dim()); }
+  void pretty_print(std::ostream& os) const override;
+  FlattenOptions options;
+};
+
+struct DropoutOptions {
+  DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT
+  DropoutOptions& p(double v) { p_ = v; return *this; }
+  DropoutOptions& inplace(bool v) { inplace_ = v; return *this; }
+  double p() const { return p_; }
+  bool inplace() const { return inplace_; }
+
+ private:
+  double p_;
+  bool inplace_ = false;
+};
+
+// Active in training mode only; masks come from the default generator (manual_seed repeats them).
+class DropoutImpl : public Cloneable<DropoutImpl> {
+ public:
+  explicit DropoutImpl(const DropoutOptions& options = {});
+  void reset() override;
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
+  DropoutOptions options;
+};
+
+using Identity = ModuleHolder<IdentityImpl>;
+using Flatten = ModuleHolder<FlattenImpl>;
+using Dropout = ModuleHolder<DropoutImpl>;
+
+}  // namespace cohort::nn

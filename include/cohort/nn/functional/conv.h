@@ -1,0 +1,84 @@
+// Convolution (nn::functional, spelled as libtorch's torch::nn::functional):
+//   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(1).padding(1).groups(2))
+//   F::conv2d(x, w, b, F::Conv2dFuncOptions().padding(kSame))
+// conv2d: input [N, C, H, W] (or unbatched [C, H, W]), weight [O, C / groups, kH, kW], bias [O] or
+// undefined -> [N, O, P, Q] with P = (H + 2 pad - dilation (kH - 1) - 1) / stride + 1.
+// conv1d: input [N, C, L] (or [C, L]), weight [O, C / groups, k] -> [N, O, L'].
+// Padding: integers (both sides), kValid (no padding) or kSame (output size = input size; stride 1
+// only; an even effective kernel pads one more on the right/bottom, as PyTorch does).
+// float32 runs on oneDNN, float64 on plain loops. Differentiable w.r.t. input, weight and bias
+// (node "ConvolutionBackward0"); the backward is not itself differentiable (no double backward).
+// Throws cohort::Error naming the op and the shapes for a wrong input rank, channels that do not
+// match weight * groups, out channels not divisible by groups, a kernel larger than the padded
+// input, non-positive stride/dilation/groups, negative padding, kSame with stride > 1; TypeError
+// for mixed or non-floating dtypes.
+#pragma once
+
+#include <type_traits>
+#include <variant>
+
+#include "cohort/core/tensor.h"
+#include "cohort/nn/expanding_array.h"
+
+namespace cohort {
+
+// Padding modes (libtorch's torch::kSame and torch::kValid).
+struct SamePadding {};
+struct ValidPadding {};
+inline constexpr SamePadding kSame{};
+inline constexpr ValidPadding kValid{};
+
+// Prints a padding PyTorch's way: "(1, 1)", "same", "valid".
+template <size_t D>
+std::ostream& operator<<(std::ostream& os, const std::variant<ExpandingArray<D>, ValidPadding, SamePadding>& p) {
+  if (std::holds_alternative<SamePadding>(p)) return os << "same";
+  if (std::holds_alternative<ValidPadding>(p)) return os << "valid";
+  return os << std::get<ExpandingArray<D>>(p);
+}
+
+namespace nn {
+
+// Explicit sizes, or one of the two modes.
+template <size_t D>
+using ConvPadding = std::variant<ExpandingArray<D>, ValidPadding, SamePadding>;
+
+namespace functional {
+
+template <size_t D>
+struct ConvFuncOptions {
+  ConvFuncOptions& bias(const Tensor& b) { bias_ = b; return *this; }
+  ConvFuncOptions& stride(ExpandingArray<D> s) { stride_ = s; return *this; }
+  ConvFuncOptions& padding(ExpandingArray<D> p) { padding_ = p; return *this; }
+  ConvFuncOptions& padding(SamePadding p) { padding_ = p; return *this; }
+  ConvFuncOptions& padding(ValidPadding p) { padding_ = p; return *this; }
+  template <class P, std::enable_if_t<std::is_same_v<P, ConvPadding<D>>, int> = 0>
+  ConvFuncOptions& padding(const P& p) { padding_ = p; return *this; }  // the stored variant, as padding() returns it
+  ConvFuncOptions& dilation(ExpandingArray<D> d) { dilation_ = d; return *this; }
+  ConvFuncOptions& groups(int64_t g) { groups_ = g; return *this; }
+
+  const Tensor& bias() const { return bias_; }
+  const ExpandingArray<D>& stride() const { return stride_; }
+  const ConvPadding<D>& padding() const { return padding_; }
+  const ExpandingArray<D>& dilation() const { return dilation_; }
+  int64_t groups() const { return groups_; }
+
+ private:
+  Tensor bias_;
+  ExpandingArray<D> stride_ = 1;
+  ConvPadding<D> padding_ = ExpandingArray<D>(0);
+  ExpandingArray<D> dilation_ = 1;
+  int64_t groups_ = 1;
+};
+
+using Conv1dFuncOptions = ConvFuncOptions<1>;
+using Conv2dFuncOptions = ConvFuncOptions<2>;
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions& options = {});
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options = {});
+// The same with the bias given apart (it replaces options.bias()).
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& options = {});
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& options = {});
+
+}  // namespace functional
+}  // namespace nn
+}  // namespace cohort

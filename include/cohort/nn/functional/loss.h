@@ -1,0 +1,56 @@
+// Loss functions (nn::functional). Reductions as libtorch spells them: kMean (default), kSum, kNone.
+// Unlike PyTorch, an input and target of different shapes are an error for the elementwise
+// losses (PyTorch broadcasts them with a warning, a classic silent bug: [N, 1] vs [N] gives N x N).
+#pragma once
+
+#include <optional>
+
+#include "cohort/core/tensor.h"
+
+namespace cohort {
+
+enum class Reduction { None, Mean, Sum };
+inline constexpr Reduction kNone = Reduction::None;
+inline constexpr Reduction kMean = Reduction::Mean;
+inline constexpr Reduction kSum = Reduction::Sum;
+
+namespace nn::functional {
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double beta = 1.0);
+
+struct CrossEntropyOptions {
+  CrossEntropyOptions& weight(Tensor w) { weight_ = std::move(w); return *this; }
+  CrossEntropyOptions& ignore_index(int64_t i) { ignore_index_ = i; return *this; }
+  CrossEntropyOptions& reduction(Reduction r) { reduction_ = r; return *this; }
+  CrossEntropyOptions& label_smoothing(double s) { label_smoothing_ = s; return *this; }
+  const Tensor& weight() const { return weight_; }
+  int64_t ignore_index() const { return ignore_index_; }
+  Reduction reduction() const { return reduction_; }
+  double label_smoothing() const { return label_smoothing_; }
+
+ private:
+  Tensor weight_;
+  int64_t ignore_index_ = -100;
+  Reduction reduction_ = kMean;
+  double label_smoothing_ = 0.0;
+};
+using NLLLossOptions = CrossEntropyOptions;  // label_smoothing unused
+
+// input: log-probabilities [N, C] or [N, C, d1, ...]; target: int64 class indices [N] or [N, d1, ...].
+// kMean divides by the summed weights of the non-ignored targets.
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& options = {});
+// input: logits [N, C, ...]; target: int64 class indices [N, ...], or class probabilities of input's shape.
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options = {});
+
+// input: probabilities in [0, 1]; logs are clamped at -100 as in PyTorch.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            Reduction reduction = kMean);
+// input: logits; computed stably. pos_weight broadcasts over the last dim (classes).
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {}, Reduction reduction = kMean);
+
+}  // namespace nn::functional
+}  // namespace cohort

@@ -1,0 +1,234 @@
+// 2-d float32 convolution on oneDNN: forward, backward data, backward weights (+ bias). The user's
+// tensors are plain nchw / oihw (goihw when grouped); oneDNN picks its own layouts (format `any`)
+// and we reorder in and out, as PyTorch does. Primitives are cached per shape, per thread.
+// N batch, C/O in/out channels, G groups, H W input, P Q output, kH kW kernel.
+#include <dnnl.hpp>
+
+#include <array>
+#include <list>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "cohort/autograd/grad_mode.h"
+#include "ops/cpu/conv_kernels.h"
+#include "ops/dnnl/engine.h"
+
+namespace cohort::kernel {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+enum class Kind : int64_t { Forward, BackwardData, BackwardWeights };
+
+// The convolution's geometry as oneDNN wants it (its dilation is PyTorch's minus one).
+struct Geometry {
+  memory::dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
+  bool grouped;
+  Geometry(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
+    const int64_t G = p.groups, O = weight.size(0);
+    src = {in.size(0), in.size(1), in.size(2), in.size(3)};
+    dst = {out.size(0), out.size(1), out.size(2), out.size(3)};
+    grouped = G > 1;
+    weights = grouped ? memory::dims{G, O / G, weight.size(1), weight.size(2), weight.size(3)}
+                      : memory::dims{O, weight.size(1), weight.size(2), weight.size(3)};
+    bias = {O};
+    strides = {p.stride[0], p.stride[1]};
+    dilates = {p.dilation[0] - 1, p.dilation[1] - 1};
+    pad_l = {p.pad_lo[0], p.pad_lo[1]};
+    pad_r = {p.pad_hi[0], p.pad_hi[1]};
+  }
+  memory::desc plain_src() const { return {src, kF32, Tag::nchw}; }
+  memory::desc plain_dst() const { return {dst, kF32, Tag::nchw}; }
+  memory::desc plain_weights() const { return {weights, kF32, grouped ? Tag::goihw : Tag::oihw}; }
+  memory::desc plain_bias() const { return {bias, kF32, Tag::x}; }
+  memory::desc any(const memory::dims& d) const { return {d, kF32, Tag::any}; }
+
+  dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
+    auto d = with_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                         dnnl::algorithm::convolution_direct, any(src), any(weights),
+                                                         plain_bias(), any(dst), strides, dilates, pad_l, pad_r)
+                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                                         dnnl::algorithm::convolution_direct, any(src), any(weights),
+                                                         any(dst), strides, dilates, pad_l, pad_r);
+    return {d, dnnl_engine()};
+  }
+};
+
+// One argument of a primitive: the user's plain layout, the primitive's layout, and the reorder
+// between them when they differ (user -> primitive for inputs, primitive -> user for outputs).
+struct Arg {
+  int id;
+  memory::desc user, internal;
+  bool output;
+  std::optional<dnnl::reorder> reorder;
+};
+
+struct Prepared {
+  dnnl::primitive prim;
+  std::vector<Arg> args;
+};
+
+Arg make_arg(int id, const memory::desc& user, const memory::desc& internal, bool output) {
+  Arg a{id, user, internal, output, std::nullopt};
+  if (user != internal)
+    a.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), internal, dnnl_engine(), user))
+                       : dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), user, dnnl_engine(), internal));
+  return a;
+}
+
+Prepared prepare(Kind kind, const Geometry& g, bool with_bias) {
+  auto fwd = g.forward_pd(with_bias || kind == Kind::BackwardWeights);
+  switch (kind) {
+    case Kind::Forward: {
+      Prepared r{dnnl::convolution_forward(fwd),
+                 {make_arg(DNNL_ARG_SRC, g.plain_src(), fwd.src_desc(), false),
+                  make_arg(DNNL_ARG_WEIGHTS, g.plain_weights(), fwd.weights_desc(), false),
+                  make_arg(DNNL_ARG_DST, g.plain_dst(), fwd.dst_desc(), true)}};
+      if (with_bias) r.args.push_back(make_arg(DNNL_ARG_BIAS, g.plain_bias(), fwd.bias_desc(), false));
+      return r;
+    }
+    case Kind::BackwardData: {
+      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, g.any(g.src), g.any(g.weights),
+                                              g.any(g.dst), g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_backward_data::primitive_desc pd(d, dnnl_engine(), fwd);
+      return {dnnl::convolution_backward_data(pd),
+              {make_arg(DNNL_ARG_DIFF_DST, g.plain_dst(), pd.diff_dst_desc(), false),
+               make_arg(DNNL_ARG_WEIGHTS, g.plain_weights(), pd.weights_desc(), false),
+               make_arg(DNNL_ARG_DIFF_SRC, g.plain_src(), pd.diff_src_desc(), true)}};
+    }
+    case Kind::BackwardWeights: {
+      auto d = with_bias ? dnnl::convolution_backward_weights::desc(
+                               dnnl::algorithm::convolution_direct, g.any(g.src), g.any(g.weights), g.plain_bias(),
+                               g.any(g.dst), g.strides, g.dilates, g.pad_l, g.pad_r)
+                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, g.any(g.src),
+                                                                    g.any(g.weights), g.any(g.dst), g.strides,
+                                                                    g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_backward_weights::primitive_desc pd(d, dnnl_engine(), fwd);
+      Prepared r{dnnl::convolution_backward_weights(pd),
+                 {make_arg(DNNL_ARG_SRC, g.plain_src(), pd.src_desc(), false),
+                  make_arg(DNNL_ARG_DIFF_DST, g.plain_dst(), pd.diff_dst_desc(), false),
+                  make_arg(DNNL_ARG_DIFF_WEIGHTS, g.plain_weights(), pd.diff_weights_desc(), true)}};
+      if (with_bias) r.args.push_back(make_arg(DNNL_ARG_DIFF_BIAS, g.plain_bias(), pd.diff_bias_desc(), true));
+      return r;
+    }
+  }
+  COHORT_ASSERT(false);
+}
+
+using Key = std::array<int64_t, 21>;
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = 0;
+    for (int64_t x : k) h = h * 1000003u ^ static_cast<size_t>(x);
+    return h;
+  }
+};
+
+Key key_of(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
+           const Conv2dParams& p) {
+  return {static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2), in.size(3), weight.size(0),
+          weight.size(2), weight.size(3), out.size(2), out.size(3), p.stride[0], p.stride[1], p.pad_lo[0],
+          p.pad_lo[1], p.pad_hi[0], p.pad_hi[1], p.dilation[0], p.dilation[1], p.groups, with_bias, 0};
+}
+
+// A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream anyway).
+class ConvCache {
+ public:
+  Prepared& get(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
+                const Conv2dParams& p) {
+    Key k = key_of(kind, in, weight, out, with_bias, p);
+    auto it = index_.find(k);
+    if (it != index_.end()) {
+      entries_.splice(entries_.begin(), entries_, it->second);
+      return it->second->second;
+    }
+    entries_.emplace_front(k, prepare(kind, Geometry(in, weight, out, p), with_bias));
+    index_[k] = entries_.begin();
+    if (entries_.size() > kCapacity) {
+      index_.erase(entries_.back().first);
+      entries_.pop_back();
+    }
+    return entries_.front().second;
+  }
+
+ private:
+  static constexpr size_t kCapacity = 64;
+  std::list<std::pair<Key, Prepared>> entries_;
+  std::unordered_map<Key, std::list<std::pair<Key, Prepared>>::iterator, KeyHash> index_;
+};
+
+Prepared& cached(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
+                 const Conv2dParams& p) {
+  thread_local ConvCache cache;
+  return cache.get(kind, in, weight, out, with_bias, p);
+}
+
+// Runs a prepared primitive on the user's buffers (by argument id, in the order of prep.args),
+// reordering into scratch buffers where the primitive wants another layout.
+void run(Prepared& prep, const std::vector<void*>& buffers) {
+  dnnl::stream& stream = dnnl_stream();
+  std::unordered_map<int, memory> args;
+  std::vector<std::pair<memory, memory>> write_back;  // (scratch, user)
+  for (size_t i = 0; i < prep.args.size(); ++i) {
+    Arg& a = prep.args[i];
+    memory user(a.user, dnnl_engine(), buffers[i]);
+    if (!a.reorder) {
+      args.emplace(a.id, user);
+      continue;
+    }
+    memory scratch(a.internal, dnnl_engine());
+    if (a.output)
+      write_back.emplace_back(scratch, user);
+    else
+      a.reorder->execute(stream, user, scratch);
+    args.emplace(a.id, scratch);
+  }
+  prep.prim.execute(stream, args);
+  size_t k = 0;
+  for (Arg& a : prep.args)
+    if (a.output && a.reorder) {
+      a.reorder->execute(stream, write_back[k].first, write_back[k].second);
+      ++k;
+    }
+  stream.wait();
+}
+
+bool use_reference(const Tensor& a, const Tensor& b, const Tensor& c) {
+  return a.dtype() != kFloat32 || a.numel() == 0 || b.numel() == 0 || c.numel() == 0;
+}
+
+}  // namespace
+
+void conv2d_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
+                    const Conv2dParams& p) {
+  if (use_reference(in, weight, out)) return conv2d_forward_reference(out, in, weight, bias, p);
+  NoGradGuard no_grad;  // contiguous() copies below are scratch
+  Tensor x = in.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
+  Prepared& prep = cached(Kind::Forward, x, w, out, b.defined(), p);
+  std::vector<void*> buffers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
+  if (b.defined()) buffers.push_back(b.data_ptr());
+  run(prep, buffers);
+}
+
+void conv2d_backward_data(const Tensor& din, const Tensor& dout, const Tensor& weight, const Conv2dParams& p) {
+  if (use_reference(dout, weight, din)) return conv2d_backward_data_reference(din, dout, weight, p);
+  NoGradGuard no_grad;
+  Tensor dy = dout.contiguous(), w = weight.contiguous();
+  run(cached(Kind::BackwardData, din, w, dy, false, p), {dy.data_ptr(), w.data_ptr(), din.data_ptr()});
+}
+
+void conv2d_backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& in, const Tensor& dout,
+                             const Conv2dParams& p) {
+  if (use_reference(in, dout, dweight)) return conv2d_backward_weights_reference(dweight, dbias, in, dout, p);
+  NoGradGuard no_grad;
+  Tensor x = in.contiguous(), dy = dout.contiguous();
+  std::vector<void*> buffers{x.data_ptr(), dy.data_ptr(), dweight.data_ptr()};
+  if (dbias.defined()) buffers.push_back(dbias.data_ptr());
+  run(cached(Kind::BackwardWeights, x, dweight, dy, dbias.defined(), p), buffers);
+}
+
+}  // namespace cohort::kernel

@@ -1,0 +1,360 @@
+// Convolution: the oneDNN kernels against the plain reference, float64 gradcheck, PyTorch's values
+// (tests/fixtures/conv.json from tests/fixtures/generate_conv.py), the modules' reprs and errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "../src/ops/cpu/conv_kernels.h"
+#include "cohort/autograd/engine.h"
+#include "cohort/autograd/node.h"
+#include "cohort/core/generator.h"
+#include "cohort/nn/conv.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+#include "support/gradcheck.h"
+
+namespace cohort {
+namespace {
+
+namespace F = nn::functional;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
+}
+
+std::string describe(const Tensor& x, const Tensor& w, const kernel::Conv2dParams& p) {
+  std::ostringstream os;
+  os << "input " << x.sizes() << " weight " << w.sizes() << " stride " << IntArrayRef(p.stride.data(), 2)
+     << " pad_lo " << IntArrayRef(p.pad_lo.data(), 2) << " pad_hi " << IntArrayRef(p.pad_hi.data(), 2)
+     << " dilation " << IntArrayRef(p.dilation.data(), 2) << " groups " << p.groups
+     << (x.is_contiguous() ? "" : " (non-contiguous input)");
+  return os.str();
+}
+
+// ---- oneDNN against the plain loops ---------------------------------------------------------
+
+TEST(ConvKernels, DnnlMatchesReferenceOnRandomShapes) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  manual_seed(3);
+  for (int trial = 0; trial < 60; ++trial) {
+    kernel::Conv2dParams p;
+    p.groups = pick(1, 3);
+    const int64_t N = trial % 3 == 0 ? 1 : pick(2, 3), Cg = pick(1, 3), Og = pick(1, 3);
+    const int64_t KH = pick(1, 4), KW = pick(1, 4);
+    for (int d = 0; d < 2; ++d) {
+      p.stride[d] = pick(1, 3), p.dilation[d] = pick(1, 2), p.pad_lo[d] = pick(0, 2), p.pad_hi[d] = pick(0, 2);
+    }
+    if (trial % 4 == 1) {  // "same" with even kernels: one more padding at the end
+      p.stride = {1, 1};
+      for (int d = 0; d < 2; ++d) {
+        const int64_t total = p.dilation[d] * ((d ? KW : KH) - 1);
+        p.pad_lo[d] = total / 2, p.pad_hi[d] = total - total / 2;
+      }
+    }
+    const int64_t H = p.dilation[0] * (KH - 1) + 1 + pick(0, 6), W = p.dilation[1] * (KW - 1) + 1 + pick(0, 6);
+    const int64_t P = (H + p.pad_lo[0] + p.pad_hi[0] - p.dilation[0] * (KH - 1) - 1) / p.stride[0] + 1;
+    const int64_t Q = (W + p.pad_lo[1] + p.pad_hi[1] - p.dilation[1] * (KW - 1) - 1) / p.stride[1] + 1;
+    Tensor x = randn({N, Cg * p.groups, H, W});
+    if (trial % 3 == 2) x = testing::make_noncontiguous(x);
+    Tensor w = randn({Og * p.groups, Cg, KH, KW}), b = randn({Og * p.groups}), dy = randn({N, Og * p.groups, P, Q});
+    if (trial % 5 == 3) dy = testing::make_noncontiguous(dy);
+    const bool with_bias = trial % 2 == 0;
+    SCOPED_TRACE(describe(x, w, p));
+
+    Tensor y_fast = empty({N, Og * p.groups, P, Q}), y_ref = empty({N, Og * p.groups, P, Q});
+    kernel::conv2d_forward(y_fast, x, w, with_bias ? b : Tensor(), p);
+    kernel::conv2d_forward_reference(y_ref, x, w, with_bias ? b : Tensor(), p);
+    EXPECT_LT(max_diff(y_fast, y_ref), 1e-4) << "forward";
+
+    Tensor dx_fast = empty(x.sizes()), dx_ref = empty(x.sizes());
+    kernel::conv2d_backward_data(dx_fast, dy, w, p);
+    kernel::conv2d_backward_data_reference(dx_ref, dy, w, p);
+    EXPECT_LT(max_diff(dx_fast, dx_ref), 1e-4) << "backward data";
+
+    Tensor dw_fast = empty(w.sizes()), dw_ref = empty(w.sizes());
+    Tensor db_fast = with_bias ? empty({w.size(0)}) : Tensor(), db_ref = with_bias ? empty({w.size(0)}) : Tensor();
+    kernel::conv2d_backward_weights(dw_fast, db_fast, x, dy, p);
+    kernel::conv2d_backward_weights_reference(dw_ref, db_ref, x, dy, p);
+    EXPECT_LT(max_diff(dw_fast, dw_ref), 1e-3) << "backward weights";
+    if (with_bias) {
+      EXPECT_LT(max_diff(db_fast, db_ref), 1e-3) << "backward bias";
+    }
+  }
+}
+
+TEST(ConvKernels, Float32OpMatchesFloat64Op) {
+  manual_seed(4);
+  Tensor x = randn({3, 4, 9, 8}), w = randn({6, 2, 3, 3}), b = randn({6});
+  for (bool same : {false, true}) {
+    auto opts = F::Conv2dFuncOptions().groups(2).dilation({1, 2});
+    if (same) {
+      opts.padding(kSame);
+    } else {
+      opts.padding({2, 1}).stride({2, 1});
+    }
+    Tensor y32 = F::conv2d(x, w, b, opts);
+    Tensor y64 = F::conv2d(x.to(kFloat64), w.to(kFloat64), b.to(kFloat64), opts);
+    EXPECT_EQ(y32.sizes(), y64.sizes());
+    EXPECT_LT(max_diff(y32, y64), 1e-4) << (same ? "same" : "explicit padding");
+  }
+}
+
+// ---- gradients -------------------------------------------------------------------------------
+
+struct GradCase {
+  const char* name;
+  Shape x, w;
+  bool bias;
+  F::Conv2dFuncOptions opts;
+};
+
+TEST(ConvGradcheck, Conv2dInputWeightBias) {
+  manual_seed(5);
+  const std::vector<GradCase> cases = {
+      {"plain", {2, 2, 5, 4}, {3, 2, 3, 2}, true, F::Conv2dFuncOptions()},
+      {"stride_padding", {1, 3, 6, 5}, {2, 3, 3, 3}, true, F::Conv2dFuncOptions().stride({2, 3}).padding({1, 2})},
+      {"groups_dilation", {2, 4, 6, 6}, {4, 2, 2, 3}, true, F::Conv2dFuncOptions().groups(2).dilation({2, 1}).padding(1)},
+      {"same_even_kernel", {2, 2, 5, 4}, {2, 2, 4, 2}, true, F::Conv2dFuncOptions().padding(kSame)},
+      {"valid_no_bias", {1, 2, 4, 4}, {2, 2, 2, 2}, false, F::Conv2dFuncOptions().padding(kValid)},
+      {"unbatched", {2, 4, 4}, {2, 2, 3, 3}, true, F::Conv2dFuncOptions().padding(1)},
+  };
+  for (const GradCase& c : cases) {
+    std::vector<Tensor> in{randn(c.x, kFloat64), randn(c.w, kFloat64)};
+    if (c.bias) in.push_back(randn({c.w[0]}, kFloat64));
+    auto fn = [&](const std::vector<Tensor>& t) {
+      return std::vector<Tensor>{F::conv2d(t[0], t[1], t.size() > 2 ? t[2] : Tensor(), c.opts)};
+    };
+    EXPECT_TRUE(testing::gradcheck(fn, in, 1e-6, 1e-5, 1e-3, std::string("conv2d ") + c.name));
+    if (std::string(c.name) == "groups_dilation") {
+      EXPECT_TRUE(testing::gradcheck_noncontiguous(fn, in, 1e-6, 1e-5, 1e-3, "conv2d groups_dilation, non-contiguous"));
+    }
+  }
+}
+
+TEST(ConvGradcheck, Conv1dInputWeightBias) {
+  manual_seed(6);
+  std::vector<Tensor> in{randn({2, 4, 9}, kFloat64), randn({4, 2, 4}, kFloat64), randn({4}, kFloat64)};
+  for (auto opts : {F::Conv1dFuncOptions().groups(2).padding(kSame).dilation(2),
+                    F::Conv1dFuncOptions().groups(2).stride(2).padding(1)}) {
+    auto fn = [&](const std::vector<Tensor>& t) { return std::vector<Tensor>{F::conv1d(t[0], t[1], t[2], opts)}; };
+    EXPECT_TRUE(testing::gradcheck(fn, in, 1e-6, 1e-5, 1e-3, "conv1d"));
+  }
+}
+
+TEST(ConvGradcheck, OnlyBiasOrOnlyInputRequiresGrad) {
+  manual_seed(7);
+  Tensor x = randn({2, 3, 5, 5}), w = randn({4, 3, 3, 3}), b = randn({4});
+  b.requires_grad_();
+  F::conv2d(x, w, b).sum().backward();
+  EXPECT_LT(max_diff(b.grad(), full({4}, 18.0)), 1e-4);  // 2 images x 3 x 3 outputs
+  x.requires_grad_();
+  Tensor y = F::conv2d(x, w, F::Conv2dFuncOptions().padding(1));
+  EXPECT_EQ(y.grad_fn()->name(), "ConvolutionBackward0");
+  y.sum().backward();
+  EXPECT_EQ(x.grad().sizes(), x.sizes());
+  EXPECT_FALSE(w.grad().defined());
+}
+
+// ---- PyTorch's values ------------------------------------------------------------------------
+
+Tensor decode(const json& j) {
+  Tensor t = empty(j.at("shape").get<Shape>(), kFloat64);
+  const json& data = j.at("data");
+  for (size_t i = 0; i < data.size(); ++i) t.data_ptr<double>()[i] = data[i].get<double>();
+  return t;
+}
+
+::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want) {
+  Tensor w = decode(want);
+  if (got.sizes() != w.sizes())
+    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
+  Tensor g = got.detach().contiguous();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
+    if (!(std::abs(a - e) <= 1e-10 * (1 + std::abs(e))))
+      return ::testing::AssertionFailure() << what << ", element " << testing::index_string(w.sizes(), i)
+                                           << ": expected " << e << " (PyTorch), got " << a;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+template <size_t D>
+F::ConvFuncOptions<D> options_of(const json& c) {
+  auto arr = [](const json& j) {  // [v] stands for v in every dim, as PyTorch's int arguments
+    auto v = j.get<std::vector<int64_t>>();
+    return v.size() == 1 ? ExpandingArray<D>(v[0]) : ExpandingArray<D>(v);
+  };
+  F::ConvFuncOptions<D> o;
+  o.stride(arr(c.at("stride"))).dilation(arr(c.at("dilation"))).groups(c.at("groups").get<int64_t>());
+  const json& pad = c.at("padding");
+  if (pad.is_string()) {
+    if (pad == "same") {
+      o.padding(kSame);
+    } else {
+      o.padding(kValid);
+    }
+  } else {
+    o.padding(arr(pad));
+  }
+  return o;
+}
+
+TEST(ConvFixture, MatchesPyTorchValuesAndGradients) {
+  std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/conv.json");
+  ASSERT_TRUE(f) << "cannot open " << COHORT_FIXTURES_DIR << "/conv.json";
+  const json fixture = json::parse(f);
+  int checked = 0;
+  for (const json& c : fixture.at("cases")) {
+    const std::string name = c.at("name");
+    SCOPED_TRACE(name);
+    Tensor x = decode(c.at("input")).requires_grad_(), w = decode(c.at("weight")).requires_grad_();
+    Tensor b = c.at("bias").is_null() ? Tensor() : decode(c.at("bias")).requires_grad_();
+    Tensor y = c.at("op") == "conv1d" ? F::conv1d(x, w, b, options_of<1>(c)) : F::conv2d(x, w, b, options_of<2>(c));
+    EXPECT_TRUE(matches(name + " output", y, c.at("output")));
+    std::vector<Tensor> wrt{x, w};
+    if (b.defined()) wrt.push_back(b);
+    auto grads = autograd::grad({(y * decode(c.at("upstream"))).sum()}, wrt);
+    EXPECT_TRUE(matches(name + " grad input", grads[0], c.at("grad_input")));
+    EXPECT_TRUE(matches(name + " grad weight", grads[1], c.at("grad_weight")));
+    if (b.defined()) {
+      EXPECT_TRUE(matches(name + " grad bias", grads[2], c.at("grad_bias")));
+    }
+    // The float32 (oneDNN) path on the same numbers.
+    Tensor x32 = x.detach().to(kFloat32), w32 = w.detach().to(kFloat32);
+    Tensor b32 = b.defined() ? b.detach().to(kFloat32) : Tensor();
+    Tensor y32 = c.at("op") == "conv1d" ? F::conv1d(x32, w32, b32, options_of<1>(c))
+                                        : F::conv2d(x32, w32, b32, options_of<2>(c));
+    EXPECT_LT(max_diff(y32, decode(c.at("output"))), 1e-4) << name << " float32";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 9);
+}
+
+// ---- modules ---------------------------------------------------------------------------------
+
+std::string repr(const nn::Module& m) {
+  std::ostringstream os;
+  m.pretty_print(os);
+  return os.str();
+}
+
+TEST(ConvModule, ReprLikePyTorch) {
+  // Each expected string printed by torch 1.13's nn.Conv1d / nn.Conv2d with the same arguments.
+  EXPECT_EQ(repr(*nn::Conv2d(1, 6, 5)), "Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))");
+  EXPECT_EQ(repr(*nn::Conv2d(nn::Conv2dOptions(64, 64, 3).padding(1).groups(16).bias(false))),
+            "Conv2d(64, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), groups=16, bias=False)");
+  EXPECT_EQ(repr(*nn::Conv2d(nn::Conv2dOptions(4, 4, {2, 3}).padding(kSame).dilation(2))),
+            "Conv2d(4, 4, kernel_size=(2, 3), stride=(1, 1), padding=same, dilation=(2, 2))");
+  EXPECT_EQ(repr(*nn::Conv1d(nn::Conv1dOptions(4, 4, 3).padding(kValid).stride(2))),
+            "Conv1d(4, 4, kernel_size=(3,), stride=(2,), padding=valid)");
+  EXPECT_EQ(repr(*nn::Conv2d(nn::Conv2dOptions(4, 4, 3).padding({0, 0}).dilation({1, 1}))),
+            "Conv2d(4, 4, kernel_size=(3, 3), stride=(1, 1))");
+  EXPECT_EQ(repr(*nn::Conv1d(nn::Conv1dOptions(4, 8, 3).padding(1).dilation(2).groups(2).bias(false))),
+            "Conv1d(4, 8, kernel_size=(3,), stride=(1,), padding=(1,), dilation=(2,), groups=2, bias=False)");
+}
+
+TEST(ConvModule, ParametersInitAndForward) {
+  manual_seed(8);
+  nn::Conv2d conv(nn::Conv2dOptions(4, 6, {3, 2}).stride(2).padding(1).groups(2));
+  EXPECT_EQ(conv->weight.sizes(), IntArrayRef({6, 2, 3, 2}));
+  EXPECT_EQ(conv->bias.sizes(), IntArrayRef({6}));
+  EXPECT_EQ(conv->named_parameters().keys(), (std::vector<std::string>{"weight", "bias"}));
+  const double bound = 1 / std::sqrt(12.0);  // fan_in = 2 * 3 * 2
+  EXPECT_LE(conv->weight.abs().max().item<float>(), bound);
+  EXPECT_LE(conv->bias.abs().max().item<float>(), bound);
+  EXPECT_GT(conv->weight.abs().max().item<float>(), bound * 0.7);
+  Tensor y = conv(randn({3, 4, 7, 6}));
+  EXPECT_EQ(y.sizes(), IntArrayRef({3, 6, 4, 4}));
+  y.sum().backward();
+  EXPECT_EQ(conv->weight.grad().sizes(), conv->weight.sizes());
+  EXPECT_EQ(conv->bias.grad().sizes(), conv->bias.sizes());
+  auto copy = std::dynamic_pointer_cast<nn::Conv2dImpl>(conv->clone());
+  ASSERT_TRUE(copy);
+  EXPECT_TRUE(copy->weight.equal(conv->weight));
+  EXPECT_FALSE(copy->weight.is_same(conv->weight));
+
+  nn::Conv1d c1(nn::Conv1dOptions(3, 5, 4).padding(kSame).bias(false));
+  EXPECT_FALSE(c1->bias.defined());
+  EXPECT_EQ(c1->named_parameters().keys(), std::vector<std::string>{"weight"});
+  EXPECT_EQ(c1(randn({2, 3, 11})).sizes(), IntArrayRef({2, 5, 11}));
+  EXPECT_EQ(c1(randn({3, 11})).sizes(), IntArrayRef({5, 11}));
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+TEST(ConvErrors, NameTheOpAndTheShapes) {
+  Tensor x = randn({2, 4, 5, 5}), w = randn({6, 2, 3, 3});
+  auto g2 = F::Conv2dFuncOptions().groups(2);
+  EXPECT_THAT(error_of([&] { F::conv2d(randn({2, 4, 5, 5, 1}), w, g2); }),
+              HasSubstr("conv2d: expected a 3-d (unbatched) or 4-d (batched) input [N, C, H, W], got input of shape [2, 4, 5, 5, 1]"));
+  EXPECT_THAT(error_of([&] { F::conv1d(x, randn({6, 4, 3})); }),
+              HasSubstr("conv1d: expected a 2-d (unbatched) or 3-d (batched) input [N, C, L], got input of shape [2, 4, 5, 5]"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, randn({6, 4, 3})); }),
+              HasSubstr("conv2d: expected a 4-d weight [out_channels, in_channels / groups, kH, kW], got weight of shape [6, 4, 3]"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w); }),
+              HasSubstr("conv2d: expected input of shape [2, 4, 5, 5] to have 2 channels (weight [6, 2, 3, 3] takes 2 per "
+                        "group, times groups=1), got 4 channels"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, randn({5, 2, 3, 3}), g2); }),
+              HasSubstr("conv2d: out_channels (weight.size(0) = 5) must be divisible by groups=2, got weight of shape "
+                        "[5, 2, 3, 3]"));
+  EXPECT_THAT(error_of([&] { F::conv2d(randn({2, 4, 2, 5}), w, g2); }),
+              HasSubstr("conv2d: kernel of weight [6, 2, 3, 3] (spanning 3 with dilation=(1, 1)) is larger than the padded "
+                        "input (2 = 2 + 0 padding in spatial dim 0 of input [2, 4, 2, 5])"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, F::Conv2dFuncOptions().groups(2).stride({1, 0})); }),
+              HasSubstr("conv2d: stride must be positive, got stride=(1, 0)"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, F::Conv2dFuncOptions().groups(2).stride(-1)); }),
+              HasSubstr("conv2d: stride must be positive, got stride=(-1, -1)"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, F::Conv2dFuncOptions().groups(2).stride(2).padding(kSame)); }),
+              HasSubstr("conv2d: padding=same needs stride 1, got stride=(2, 2)"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w.to(kFloat64), g2); }),
+              HasSubstr("conv2d: expected input and weight to have the same dtype, got float32 and float64"));
+  EXPECT_THROW(F::conv2d(x, w.to(kFloat64), g2), TypeError);
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, randn({6}, kFloat64), g2); }),
+              HasSubstr("conv2d: expected bias to have the dtype of input and weight, got float64 and float32"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, randn({5}), g2); }),
+              HasSubstr("conv2d: expected a 1-d bias of 6 elements (weight [6, 2, 3, 3]), got bias of shape [5]"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, F::Conv2dFuncOptions().groups(0)); }),
+              HasSubstr("conv2d: groups must be positive, got groups=0"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, g2.dilation(0)); }),
+              HasSubstr("conv2d: dilation must be positive, got dilation=(0, 0)"));
+  EXPECT_THAT(error_of([&] { F::conv2d(x, w, F::Conv2dFuncOptions().groups(2).padding({-1, 0})); }),
+              HasSubstr("conv2d: padding must be non-negative, got padding=(-1, 0)"));
+  EXPECT_THAT(error_of([&] { F::conv1d(randn({2, 3, 2}), randn({4, 3, 3}), F::Conv1dFuncOptions().stride(2).padding(kSame)); }),
+              HasSubstr("conv1d: padding=same needs stride 1, got stride=(2,)"));
+}
+
+TEST(ConvErrors, ModuleOptions) {
+  EXPECT_THAT(error_of([] { nn::Conv2d(nn::Conv2dOptions(6, 4, 3).groups(4)); }),
+              HasSubstr("Conv2d: in_channels=6 must be divisible by groups=4"));
+  EXPECT_THAT(error_of([] { nn::Conv2d(nn::Conv2dOptions(4, 6, 3).groups(4)); }),
+              HasSubstr("Conv2d: out_channels=6 must be divisible by groups=4"));
+  EXPECT_THAT(error_of([] { nn::Conv1d(nn::Conv1dOptions(4, 6, 3).stride(2).padding(kSame)); }),
+              HasSubstr("Conv1d: padding=same needs stride 1, got stride=(2,)"));
+  EXPECT_THAT(error_of([] { nn::Conv2d(nn::Conv2dOptions(4, 6, 0)); }),
+              HasSubstr("Conv2d: kernel_size must be positive, got kernel_size=(0, 0)"));
+  EXPECT_THAT(error_of([] { nn::Conv2d(nn::Conv2dOptions(4, 6, {1, 2, 3})); }),
+              HasSubstr("ExpandingArray: expected 2 values, got 3 ([1, 2, 3])"));
+  nn::Conv2d conv(3, 4, 3);
+  EXPECT_THAT(error_of([&] { conv(randn({2, 2, 5, 5})); }), HasSubstr("conv2d: expected input of shape [2, 2, 5, 5] to have 3 channels"));
+}
+
+}  // namespace
+}  // namespace cohort
