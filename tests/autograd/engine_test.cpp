@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -12,18 +14,10 @@
 #include <cohort/cohort.h>
 
 using namespace cohort;
+using cohort::testing::error_of;
 using ::testing::HasSubstr;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 }  // namespace
 

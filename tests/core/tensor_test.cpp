@@ -3,22 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <cohort/cohort.h>
 
 using namespace cohort;
+using cohort::testing::error_of;
 using indexing::Slice;
 using ::testing::HasSubstr;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-}  // namespace
 
 TEST(Tensor, FactoriesHaveTheRequestedShapeDtypeAndValues) {
   EXPECT_EQ(empty({5, 3}).sizes(), IntArrayRef({5, 3}));

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
+using cohort::testing::error_of;
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -25,15 +29,6 @@ namespace {
 namespace F = nn::functional;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 double max_diff(const Tensor& a, const Tensor& b) {
   return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();

@@ -3,23 +3,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <sstream>
 
 #include <cohort/cohort.h>
 
 using namespace cohort;
+using cohort::testing::error_of;
 using ::testing::HasSubstr;
 namespace F = cohort::nn::functional;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 template <class M>
 std::string repr(const M& m) {
   std::ostringstream os;

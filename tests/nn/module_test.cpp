@@ -2,23 +2,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <sstream>
 
 #include <cohort/cohort.h>
 
 using namespace cohort;
+using cohort::testing::error_of;
 using ::testing::HasSubstr;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 struct Net : nn::Module {
   Net() : fc1(nn::LinearOptions(4, 3)), fc2(3, 2) {

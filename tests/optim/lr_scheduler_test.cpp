@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <fstream>
 #include <functional>
 #include <map>
@@ -17,6 +19,7 @@
 #include "cohort/optim/sgd.h"
 
 using namespace cohort;
+using cohort::testing::error_of;
 using namespace cohort::optim;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
@@ -82,15 +85,6 @@ const json& fixture() {
 }
 
 Params params() { return {zeros({2}, kFloat64).requires_grad_(), zeros({3}, kFloat64).requires_grad_()}; }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 }  // namespace
 

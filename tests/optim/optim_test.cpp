@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <fstream>
 #include <functional>
 #include <map>
@@ -22,6 +24,7 @@
 #include "cohort/optim/sgd.h"
 
 using namespace cohort;
+using cohort::testing::error_of;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
@@ -118,15 +121,6 @@ void expect_values(const Tensor& t, const json& expected, const std::string& wha
   const double* d = flat.data_ptr<double>();
   for (int64_t i = 0; i < flat.numel(); ++i)
     EXPECT_NEAR(d[i], expected[i].get<double>(), 1e-10) << what << " element " << i;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 }  // namespace
