@@ -1,0 +1,35 @@
+// Saving and loading a module's or an optimizer's state, through safetensors files (io/safetensors.h),
+// so that the weights open in any safetensors reader (Python's safetensors.torch.load_file included).
+//
+//   io::save(*net, "net.safetensors");     io::load(*net, "net.safetensors");
+//   io::save(opt, "opt.safetensors");      io::load(opt, "opt.safetensors");
+#pragma once
+
+#include <filesystem>
+
+namespace cohort::nn {
+class Module;
+}
+namespace cohort::optim {
+class Optimizer;
+}
+
+namespace cohort::io {
+
+// Writes module.state_dict() (parameters and buffers by dotted name) atomically; no metadata.
+void save(const nn::Module& module, const std::filesystem::path& path);
+// Reads the file and calls module.load_state_dict(state, strict): with strict, the error lists every
+// missing, unexpected and mis-shaped key, and nothing is copied when there is one.
+void load(nn::Module& module, const std::filesystem::path& path, bool strict = true);
+
+// Writes optimizer.state_dict(): its tensors ("state.3.exp_avg", ...) as the safetensors tensors, and in
+// "__metadata__":
+//   "cohort.optimizer": the optimizer's name ("Adam"),
+//   "cohort.scalars":   a JSON object text of every scalar ("param_groups.0.lr", "state.3.step", ...);
+//                       numbers round-trip exactly, and inf / -inf / nan are written as those strings.
+void save(const optim::Optimizer& optimizer, const std::filesystem::path& path);
+// Reads such a file and calls optimizer.load_state_dict(); throws a cohort::Error if the file holds
+// another optimizer type's state or no optimizer state at all, or if the state does not fit.
+void load(optim::Optimizer& optimizer, const std::filesystem::path& path);
+
+}  // namespace cohort::io

@@ -1,0 +1,42 @@
+// safetensors: named tensors in one file, the format of Hugging Face weights
+// (https://github.com/huggingface/safetensors). Layout: an 8-byte little-endian header length N, N
+// bytes of JSON header padded with spaces to a multiple of 8, then the tensors' bytes back to back:
+//   {"__metadata__": {"k": "v"}, "w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}}
+// Offsets count from the first byte after the header. dtypes: F32 F64 I64 I32 U8 BOOL (cohort's).
+//
+//   io::save_safetensors("w.safetensors", net->state_dict());
+//   auto sd = io::load_safetensors("w.safetensors");   // sd["fc.weight"]
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "cohort/core/tensor.h"
+#include "cohort/nn/ordered_dict.h"
+
+namespace cohort::io {
+
+using Metadata = std::map<std::string, std::string>;
+
+// Writes the tensors (any strides, by value; undefined ones are an error) and the metadata
+// atomically (Note [Atomic writes] in src/io/file_util.h: the old file survives any failure).
+// Deterministic: the same tensors give the same bytes, in the order Hugging Face's writer uses
+// (I64, F64, F32, I32, U8, BOOL, then by name, so every tensor is aligned to its element size);
+// the header is compact JSON with "__metadata__" first, present only when metadata is not empty.
+// Throws a cohort::Error naming the file on any failure.
+void save_safetensors(const std::filesystem::path& path, const std::map<std::string, Tensor>& tensors,
+                      const Metadata& metadata = {});
+void save_safetensors(const std::filesystem::path& path, const OrderedDict<std::string, Tensor>& tensors,
+                      const Metadata& metadata = {});
+
+// Reads every tensor (contiguous, on the CPU), in file order. The whole file is validated before
+// anything is allocated: header length, JSON syntax, duplicate keys, dtypes, shapes, data offsets
+// (sizes, bounds, no overlaps, no holes: the tensors must cover the byte buffer exactly) and BOOL
+// bytes (0 or 1). A malformed file throws a cohort::Error "load_safetensors: <path>: <what is wrong>".
+OrderedDict<std::string, Tensor> load_safetensors(const std::filesystem::path& path);
+
+// The "__metadata__" map alone (empty if absent), with the same header validation.
+Metadata load_safetensors_metadata(const std::filesystem::path& path);
+
+}  // namespace cohort::io

@@ -1,0 +1,99 @@
+// The atomic writer (Note [Atomic writes]) and the checked reader shared by safetensors and .npy.
+#include "io/file_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "cohort/core/error.h"
+
+namespace cohort::io::detail {
+
+AtomicWriter::AtomicWriter(std::filesystem::path path, std::string op)
+    : path_(std::move(path)), op_(std::move(op)) {
+  tmp_ = path_;
+  tmp_ += ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    const int err = errno;
+    throw Error(cohort::detail::str(op_, ": cannot create '", tmp_.string(), "': ", std::strerror(err),
+                                    "; hint: does the directory exist and is it writable?"));
+  }
+}
+
+AtomicWriter::~AtomicWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_.c_str());
+}
+
+void AtomicWriter::fail(const std::string& what, int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  throw Error(cohort::detail::str(op_, ": cannot write '", path_.string(), "': ", what, " failed: ", std::strerror(err),
+                                  " (the previous file, if any, is unchanged)"));
+}
+
+void AtomicWriter::write(const void* data, size_t nbytes) {
+  const char* p = static_cast<const char*>(data);
+  while (nbytes > 0) {
+    const ssize_t n = ::write(fd_, p, nbytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write", errno);
+    }
+    p += n;
+    nbytes -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicWriter::commit() {
+  if (::fsync(fd_) != 0) fail("fsync", errno);
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) fail("close", errno);
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename of '" + tmp_.string() + "'", errno);
+  committed_ = true;
+  // Make the rename itself durable.
+  std::filesystem::path dir = path_.parent_path();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || ::fsync(dfd) != 0) {
+    const int err = errno;
+    if (dfd >= 0) ::close(dfd);
+    throw Error(cohort::detail::str(op_, ": wrote '", path_.string(), "' but could not fsync its directory: ",
+                                    std::strerror(err)));
+  }
+  ::close(dfd);
+}
+
+FileReader::FileReader(std::filesystem::path path, std::string op) : path_(std::move(path)), op_(std::move(op)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) fail("is a directory, not a file");
+  in_.open(path_, std::ios::binary);
+  if (!in_) fail(std::string("cannot open: ") + std::strerror(errno));
+  in_.seekg(0, std::ios::end);
+  const std::streamoff end = in_.tellg();
+  if (end < 0) fail("cannot determine the file size");
+  size_ = static_cast<uint64_t>(end);
+}
+
+void FileReader::read(uint64_t offset, void* dst, size_t nbytes) {
+  if (offset > size_ || nbytes > size_ - offset)
+    fail(cohort::detail::str("reading ", nbytes, " bytes at offset ", offset, " runs past the end of the file (",
+                             size_, " bytes)"));
+  if (nbytes == 0) return;
+  in_.clear();
+  in_.seekg(static_cast<std::streamoff>(offset));
+  in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(nbytes));
+  if (!in_ || in_.gcount() != static_cast<std::streamsize>(nbytes))
+    fail(cohort::detail::str("read error at offset ", offset, " (the file changed while reading?)"));
+}
+
+void FileReader::fail(const std::string& what) const {
+  throw Error(cohort::detail::str(op_, ": ", path_.string(), ": ", what));
+}
+
+}  // namespace cohort::io::detail

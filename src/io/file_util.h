@@ -1,0 +1,57 @@
+// Internal to io/: the atomic writer every save goes through, and a bounds-checked reader.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace cohort::io::detail {
+
+// Note [Atomic writes]
+// A save writes "<path>.tmp.<pid>", fsyncs it, renames it over <path> and fsyncs the directory, so a
+// reader sees the old file or the new one, never a torn one, even across a power cut. Any failure
+// before the rename (an unwritable directory, a full disk, an exception while producing the bytes)
+// removes the temp file and throws, leaving the old file untouched; a crash leaves at most a stray
+// temp file, which the next save from a process with the same pid overwrites. Two threads of one
+// process saving to the same path at once share the temp name: don't.
+class AtomicWriter {
+ public:
+  // Creates the temp file; `op` ("save_npy") starts every error message.
+  AtomicWriter(std::filesystem::path path, std::string op);
+  ~AtomicWriter();  // removes the temp file unless commit() succeeded
+  AtomicWriter(const AtomicWriter&) = delete;
+  AtomicWriter& operator=(const AtomicWriter&) = delete;
+
+  void write(const void* data, size_t nbytes);
+  // fsync, close, rename over the destination, fsync the directory.
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int err);
+
+  std::filesystem::path path_;
+  std::filesystem::path tmp_;
+  std::string op_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Reads byte ranges of a file; every failure throws a cohort::Error "<op>: <path>: <what>".
+class FileReader {
+ public:
+  FileReader(std::filesystem::path path, std::string op);
+  uint64_t size() const { return size_; }
+  // Reads exactly nbytes at offset; a range past the end of the file is an error, never a short read.
+  void read(uint64_t offset, void* dst, size_t nbytes);
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::filesystem::path path_;
+  std::string op_;
+  std::ifstream in_;
+  uint64_t size_ = 0;
+};
+
+}  // namespace cohort::io::detail

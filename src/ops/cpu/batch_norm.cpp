@@ -1,0 +1,155 @@
+// Batch normalisation forward and backward as plain loops over [N, C, S], one channel per job
+// (channels are independent), two passes for the statistics. N batch, C channels, S spatial.
+#include <cmath>
+#include <vector>
+
+#include "ops/cpu/batch_norm_kernels.h"
+#include "ops/cpu/loops.h"
+
+namespace cohort::kernel {
+
+namespace {
+
+// Strided access to element (n, c, s) of a tensor viewed as [N, C, S]: the trailing dims of an
+// [N, C, ...] tensor are walked through their own strides.
+struct Planes {
+  int64_t N, C, S;
+  std::vector<int64_t> inner_sizes, inner_strides;
+  int64_t sn, sc;
+  bool flat;  // the trailing dims are one stride-1 run
+  explicit Planes(const Tensor& t) : N(t.size(0)), C(t.size(1)), S(1), sn(t.stride(0)), sc(t.stride(1)) {
+    int64_t expected = 1;
+    flat = true;
+    for (int64_t d = t.dim() - 1; d >= 2; --d) {
+      if (t.size(d) != 1 && t.stride(d) != expected) flat = false;
+      expected *= t.size(d);
+    }
+    for (int64_t d = 2; d < t.dim(); ++d) {
+      S *= t.size(d);
+      inner_sizes.push_back(t.size(d));
+      inner_strides.push_back(t.stride(d));
+    }
+  }
+  int64_t offset(int64_t s) const {
+    if (flat) return s;
+    int64_t off = 0;
+    for (int64_t d = static_cast<int64_t>(inner_sizes.size()) - 1; d >= 0; --d) {
+      off += (s % inner_sizes[d]) * inner_strides[d];
+      s /= inner_sizes[d];
+    }
+    return off;
+  }
+};
+
+template <class T>
+double at(const T* p, int64_t stride, int64_t i) { return static_cast<double>(p[i * stride]); }
+
+}  // namespace
+
+void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& invstd, const Tensor& x,
+                        const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                        const Tensor& running_var, bool training, double momentum, double eps) {
+  COHORT_ASSERT(out.is_contiguous() && mean.is_contiguous() && invstd.is_contiguous());
+  const Planes g(x);
+  const int64_t M = g.N * g.S;
+  dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
+    T* rm = running_mean.defined() ? running_mean.data_ptr<T>() : nullptr;
+    T* rv = running_var.defined() ? running_var.data_ptr<T>() : nullptr;
+    const int64_t ws = w ? weight.stride(0) : 0, bs = b ? bias.stride(0) : 0;
+    const int64_t rms = rm ? running_mean.stride(0) : 0, rvs = rv ? running_var.stride(0) : 0;
+    T* y = out.data_ptr<T>();
+    double* pm = mean.data_ptr<double>();
+    double* pi = invstd.data_ptr<double>();
+    parallel_for(g.C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 3 * M)), [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> offs(static_cast<size_t>(g.S));
+      for (int64_t s = 0; s < g.S; ++s) offs[s] = g.offset(s);
+      for (int64_t c = begin; c < end; ++c) {
+        const T* xc = px + c * g.sc;
+        double mu, inv;
+        if (training) {
+          double sum = 0;
+          for (int64_t n = 0; n < g.N; ++n)
+            for (int64_t s = 0; s < g.S; ++s) sum += static_cast<double>(xc[n * g.sn + offs[s]]);
+          mu = sum / static_cast<double>(M);
+          double sq = 0;
+          for (int64_t n = 0; n < g.N; ++n)
+            for (int64_t s = 0; s < g.S; ++s) {
+              const double d = static_cast<double>(xc[n * g.sn + offs[s]]) - mu;
+              sq += d * d;
+            }
+          const double var = sq / static_cast<double>(M);
+          inv = 1.0 / std::sqrt(var + eps);
+          if (rm) rm[c * rms] = static_cast<T>((1 - momentum) * at(rm, rms, c) + momentum * mu);
+          if (rv) rv[c * rvs] = static_cast<T>((1 - momentum) * at(rv, rvs, c) +
+                                               momentum * sq / static_cast<double>(M - 1));
+        } else {
+          mu = at(rm, rms, c);
+          inv = 1.0 / std::sqrt(at(rv, rvs, c) + eps);
+        }
+        pm[c] = mu, pi[c] = inv;
+        const double scale = inv * (w ? at(w, ws, c) : 1.0), shift = (b ? at(b, bs, c) : 0.0) - mu * scale;
+        for (int64_t n = 0; n < g.N; ++n) {
+          T* yc = y + (n * g.C + c) * g.S;
+          for (int64_t s = 0; s < g.S; ++s) yc[s] = static_cast<T>(static_cast<double>(xc[n * g.sn + offs[s]]) * scale + shift);
+        }
+      }
+    });
+  });
+}
+
+void batch_norm_backward(const Tensor& dx, const Tensor& dweight, const Tensor& dbias, const Tensor& dy,
+                         const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& invstd,
+                         bool training) {
+  COHORT_ASSERT((!dx.defined() || dx.is_contiguous()) && (!dweight.defined() || dweight.is_contiguous()) &&
+                (!dbias.defined() || dbias.is_contiguous()));
+  const Planes gx(x), gy(dy);
+  const int64_t M = gx.N * gx.S;
+  dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data_ptr<T>();
+    const T* pg = dy.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    const int64_t ws = w ? weight.stride(0) : 0;
+    T* pdx = dx.defined() ? dx.data_ptr<T>() : nullptr;
+    T* pdw = dweight.defined() ? dweight.data_ptr<T>() : nullptr;
+    T* pdb = dbias.defined() ? dbias.data_ptr<T>() : nullptr;
+    const double* pm = mean.data_ptr<double>();
+    const double* pi = invstd.data_ptr<double>();
+    parallel_for(gx.C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 3 * M)), [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> xo(static_cast<size_t>(gx.S)), yo(static_cast<size_t>(gx.S));
+      for (int64_t s = 0; s < gx.S; ++s) xo[s] = gx.offset(s), yo[s] = gy.offset(s);
+      for (int64_t c = begin; c < end; ++c) {
+        const T* xc = px + c * gx.sc;
+        const T* gc = pg + c * gy.sc;
+        const double mu = pm[c], inv = pi[c];
+        double sum_dy = 0, sum_dy_xhat = 0;
+        for (int64_t n = 0; n < gx.N; ++n)
+          for (int64_t s = 0; s < gx.S; ++s) {
+            const double g = static_cast<double>(gc[n * gy.sn + yo[s]]);
+            sum_dy += g;
+            sum_dy_xhat += g * (static_cast<double>(xc[n * gx.sn + xo[s]]) - mu) * inv;
+          }
+        if (pdw) pdw[c] = static_cast<T>(sum_dy_xhat);
+        if (pdb) pdb[c] = static_cast<T>(sum_dy);
+        if (!pdx) continue;
+        const double scale = inv * (w ? at(w, ws, c) : 1.0);
+        // With batch statistics the mean and variance depend on x: subtract their share.
+        const double mean_dy = training ? sum_dy / static_cast<double>(M) : 0.0;
+        const double mean_dy_xhat = training ? sum_dy_xhat / static_cast<double>(M) : 0.0;
+        for (int64_t n = 0; n < gx.N; ++n) {
+          T* dxc = pdx + (n * gx.C + c) * gx.S;
+          for (int64_t s = 0; s < gx.S; ++s) {
+            const double xhat = (static_cast<double>(xc[n * gx.sn + xo[s]]) - mu) * inv;
+            dxc[s] = static_cast<T>(scale * (static_cast<double>(gc[n * gy.sn + yo[s]]) - mean_dy - xhat * mean_dy_xhat));
+          }
+        }
+      }
+    });
+  });
+}
+
+}  // namespace cohort::kernel

@@ -1,0 +1,41 @@
+// Entry points of the 2-d pooling kernels (oneDNN for float32 in src/ops/dnnl/pooling.cpp, plain
+// loops for every floating dtype in src/ops/cpu/pooling_reference.cpp; the adaptive pools are plain
+// loops only). Arguments are already checked by src/nn/functional/pooling.cpp; outputs are
+// allocated contiguous; inputs may have any strides.
+// N batch, C channels, H W input, P Q output, kH kW window: in [N, C, H, W], out [N, C, P, Q].
+#pragma once
+
+#include <array>
+
+#include "cohort/core/tensor.h"
+
+namespace cohort::kernel {
+
+struct Pool2dParams {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};   // both sides; ceil_mode's extra windows read past it
+  std::array<int64_t, 2> dilation{1, 1};  // max pooling only
+  bool count_include_pad = true;          // avg pooling only
+};
+
+// Max pooling. `saved` is what the backward needs: the oneDNN workspace (a uint8 tensor) on the
+// float32 path, the argmax indices (int64 [N, C, P, Q], flat h * W + w as PyTorch's) otherwise.
+Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p);
+void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& saved, const Pool2dParams& p);
+void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p);
+void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dParams& p);
+
+// Plain loops, any floating dtype: the kernels for float64 and the tests' second opinion.
+void max_pool2d_forward_reference(const Tensor& out, const Tensor& indices, const Tensor& in, const Pool2dParams& p);
+void max_pool2d_backward_reference(const Tensor& din, const Tensor& dout, const Tensor& indices);
+void avg_pool2d_forward_reference(const Tensor& out, const Tensor& in, const Pool2dParams& p);
+void avg_pool2d_backward_reference(const Tensor& din, const Tensor& dout, const Pool2dParams& p);
+
+// Adaptive pools (out [N, C, P, Q] chooses the windows: rows floor(i H / P) to ceil((i + 1) H / P)).
+void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& in);
+void adaptive_avg_pool2d_backward(const Tensor& din, const Tensor& dout);
+void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& in);
+// max_pool2d_backward_reference serves the adaptive max pool too (it only follows the indices).
+
+}  // namespace cohort::kernel

@@ -1,0 +1,156 @@
+// 2-d float32 max/avg pooling on oneDNN (pooling_v2: dilation for max), forward and backward, on the
+// user's plain nchw buffers. Max pooling runs forward_training and keeps oneDNN's workspace (the
+// argmax, in its own encoding) in a uint8 tensor for the backward. Primitives are cached per shape,
+// per thread. N batch, C channels, H W input, P Q output, kH kW window.
+#include <dnnl.hpp>
+
+#include <array>
+#include <list>
+#include <unordered_map>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
+#include "ops/cpu/pooling_kernels.h"
+#include "ops/dnnl/engine.h"
+
+namespace cohort::kernel {
+
+namespace {
+
+using dnnl::memory;
+constexpr auto kF32 = memory::data_type::f32;
+
+enum class Kind : int64_t { MaxForward, MaxBackward, AvgForward, AvgBackward };
+
+// Right/bottom padding that makes oneDNN's floor formula give PyTorch's output size (ceil_mode
+// adds windows that read past the padding).
+int64_t pad_hi(int64_t in, int64_t out, int64_t span, int64_t stride, int64_t pad) {
+  int64_t hi = pad;
+  while ((in - span + pad + hi) / stride + 1 < out) ++hi;
+  return hi;
+}
+
+struct Prepared {
+  dnnl::pooling_v2_forward::primitive_desc fwd_pd;
+  dnnl::primitive prim;
+};
+
+Prepared prepare(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
+  const bool max = kind == Kind::MaxForward || kind == Kind::MaxBackward;
+  const auto algo = max ? dnnl::algorithm::pooling_max
+                        : p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                              : dnnl::algorithm::pooling_avg_exclude_padding;
+  memory::desc src({in.size(0), in.size(1), in.size(2), in.size(3)}, kF32, memory::format_tag::nchw);
+  memory::desc dst({out.size(0), out.size(1), out.size(2), out.size(3)}, kF32, memory::format_tag::nchw);
+  memory::dims strides{p.stride[0], p.stride[1]}, kernel{p.kernel[0], p.kernel[1]};
+  memory::dims dilation{max ? p.dilation[0] - 1 : 0, max ? p.dilation[1] - 1 : 0};
+  memory::dims lo{p.padding[0], p.padding[1]}, hi(2);
+  for (int d = 0; d < 2; ++d)
+    hi[d] = pad_hi(in.size(2 + d), out.size(2 + d), (dilation[d] + 1) * (kernel[d] - 1) + 1, strides[d], lo[d]);
+  const auto prop = max ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  dnnl::pooling_v2_forward::primitive_desc fwd(
+      dnnl::pooling_v2_forward::desc(prop, algo, src, dst, strides, kernel, dilation, lo, hi), dnnl_engine());
+  if (kind == Kind::MaxForward || kind == Kind::AvgForward) return {fwd, dnnl::pooling_v2_forward(fwd)};
+  dnnl::pooling_v2_backward::primitive_desc bwd(
+      dnnl::pooling_v2_backward::desc(algo, src, dst, strides, kernel, dilation, lo, hi), dnnl_engine(), fwd);
+  return {fwd, dnnl::pooling_v2_backward(bwd)};
+}
+
+using Key = std::array<int64_t, 16>;
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = 0;
+    for (int64_t x : k) h = h * 1000003u ^ static_cast<size_t>(x);
+    return h;
+  }
+};
+
+// A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream).
+Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
+  using Entry = std::pair<Key, Prepared>;
+  thread_local std::list<Entry> entries;
+  thread_local std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
+  const Key k{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2), in.size(3), out.size(2), out.size(3),
+              p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0],
+              p.dilation[1], p.count_include_pad};
+  auto it = index.find(k);
+  if (it != index.end()) {
+    entries.splice(entries.begin(), entries, it->second);
+    return it->second->second;
+  }
+  entries.emplace_front(k, prepare(kind, in, out, p));
+  index[k] = entries.begin();
+  if (entries.size() > 64) {
+    index.erase(entries.back().first);
+    entries.pop_back();
+  }
+  return entries.front().second;
+}
+
+memory wrap(const memory::desc& d, const Tensor& t) { return memory(d, dnnl_engine(), t.data_ptr()); }
+
+// oneDNN divides by the whole window when it includes padding; PyTorch clips the window at the padded
+// input first, which differs once ceil_mode adds a window reaching past the padding.
+bool avg_matches_pytorch(const Tensor& in, const Tensor& out, const Pool2dParams& p) {
+  if (!p.count_include_pad) return true;
+  for (int d = 0; d < 2; ++d)
+    if ((out.size(2 + d) - 1) * p.stride[d] + p.kernel[d] > in.size(2 + d) + 2 * p.padding[d]) return false;
+  return true;
+}
+
+bool use_reference(const Tensor& in, const Tensor& out) {
+  return in.dtype() != kFloat32 || in.numel() == 0 || out.numel() == 0;
+}
+
+}  // namespace
+
+Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
+  if (use_reference(in, out)) {
+    Tensor indices = empty(out.sizes(), kInt64);
+    max_pool2d_forward_reference(out, indices, in, p);
+    return indices;
+  }
+  NoGradGuard no_grad;
+  Tensor x = in.contiguous();
+  Prepared& prep = cached(Kind::MaxForward, x, out, p);
+  const memory::desc ws_desc = prep.fwd_pd.workspace_desc();
+  Tensor workspace = empty({static_cast<int64_t>(ws_desc.get_size())}, kUInt8);
+  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(prep.fwd_pd.src_desc(), x)},
+                                    {DNNL_ARG_DST, wrap(prep.fwd_pd.dst_desc(), out)},
+                                    {DNNL_ARG_WORKSPACE, wrap(ws_desc, workspace)}});
+  dnnl_stream().wait();
+  return workspace;
+}
+
+void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& saved, const Pool2dParams& p) {
+  if (saved.dtype() == kInt64) return max_pool2d_backward_reference(din, dout, saved);
+  NoGradGuard no_grad;
+  Tensor dy = dout.contiguous();
+  Prepared& prep = cached(Kind::MaxBackward, din, dy, p);
+  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_DIFF_DST, wrap(prep.fwd_pd.dst_desc(), dy)},
+                                    {DNNL_ARG_DIFF_SRC, wrap(prep.fwd_pd.src_desc(), din)},
+                                    {DNNL_ARG_WORKSPACE, wrap(prep.fwd_pd.workspace_desc(), saved)}});
+  dnnl_stream().wait();
+}
+
+void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
+  if (use_reference(in, out) || !avg_matches_pytorch(in, out, p)) return avg_pool2d_forward_reference(out, in, p);
+  NoGradGuard no_grad;
+  Tensor x = in.contiguous();
+  Prepared& prep = cached(Kind::AvgForward, x, out, p);
+  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(prep.fwd_pd.src_desc(), x)},
+                                    {DNNL_ARG_DST, wrap(prep.fwd_pd.dst_desc(), out)}});
+  dnnl_stream().wait();
+}
+
+void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dParams& p) {
+  if (use_reference(din, dout) || !avg_matches_pytorch(din, dout, p)) return avg_pool2d_backward_reference(din, dout, p);
+  NoGradGuard no_grad;
+  Tensor dy = dout.contiguous();
+  Prepared& prep = cached(Kind::AvgBackward, din, dy, p);
+  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_DIFF_DST, wrap(prep.fwd_pd.dst_desc(), dy)},
+                                    {DNNL_ARG_DIFF_SRC, wrap(prep.fwd_pd.src_desc(), din)}});
+  dnnl_stream().wait();
+}
+
+}  // namespace cohort::kernel

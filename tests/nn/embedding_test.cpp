@@ -1,0 +1,123 @@
+// Embedding: PyTorch's values and gradients (tests/fixtures/pool_norm.json), padding_idx, gradcheck,
+// repr and errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cohort/autograd/engine.h"
+#include "cohort/autograd/node.h"
+#include "cohort/core/generator.h"
+#include "cohort/nn/embedding.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+#include "support/error_of.h"
+#include "support/gradcheck.h"
+
+namespace cohort {
+namespace {
+
+namespace F = nn::functional;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+using testing::error_of;
+
+Tensor decode(const json& j) {
+  Tensor t = empty(j.at("shape").get<Shape>(), kFloat64);
+  const json& data = j.at("data");
+  for (size_t i = 0; i < data.size(); ++i) t.data_ptr<double>()[i] = data[i].get<double>();
+  return t;
+}
+
+::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want) {
+  Tensor w = decode(want);
+  if (got.sizes() != w.sizes())
+    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
+  Tensor g = got.detach().to(kFloat64).contiguous();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
+    if (!(std::abs(a - e) <= 1e-12 * (1 + std::abs(e))))
+      return ::testing::AssertionFailure() << what << ", element " << testing::index_string(w.sizes(), i)
+                                           << ": expected " << e << " (PyTorch), got " << a;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(EmbeddingFixture, MatchesPyTorchValuesAndGradients) {
+  std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/pool_norm.json");
+  ASSERT_TRUE(f) << "cannot open " << COHORT_FIXTURES_DIR << "/pool_norm.json";
+  const json fixture = json::parse(f);
+  int checked = 0;
+  for (const json& c : fixture.at("embedding")) {
+    const std::string name = c.at("name");
+    SCOPED_TRACE(name);
+    Tensor indices = tensor(c.at("indices").at("data").get<std::vector<int64_t>>()).reshape(c.at("indices").at("shape").get<Shape>());
+    Tensor w = decode(c.at("weight")).requires_grad_();
+    F::EmbeddingFuncOptions o;
+    if (!c.at("padding_idx").is_null()) o.padding_idx(c.at("padding_idx").get<int64_t>());
+    Tensor y = F::embedding(indices, w, o);
+    EXPECT_TRUE(matches(name + " output", y, c.at("output")));
+    auto g = autograd::grad({(y * decode(c.at("upstream"))).sum()}, {w});
+    EXPECT_TRUE(matches(name + " grad weight", g[0], c.at("grad_weight")));
+    EXPECT_TRUE(F::embedding(indices.to(kInt32), w, o).equal(y)) << "int32 indices";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+}
+
+TEST(EmbeddingGradcheck, Weight) {
+  manual_seed(31);
+  Tensor indices = tensor(std::vector<int64_t>{3, 1, 3, 0, 4, 1}).reshape({2, 3});
+  // padding_idx 2 is not among the indices: there the gradient is the true derivative. (Rows at
+  // padding_idx get no gradient by definition, which finite differences cannot agree with; the
+  // fixture and EmbeddingModule check that rule.)
+  for (std::optional<int64_t> pad : {std::optional<int64_t>(), std::optional<int64_t>(2)}) {
+    auto fn = [&](const std::vector<Tensor>& t) {
+      return std::vector<Tensor>{F::embedding(indices, t[0], F::EmbeddingFuncOptions().padding_idx(pad))};
+    };
+    EXPECT_TRUE(testing::gradcheck(fn, {randn({5, 3}, kFloat64)}, 1e-6, 1e-5, 1e-3, "embedding"));
+  }
+}
+
+TEST(EmbeddingModule, InitPaddingRowAndRepr) {
+  manual_seed(32);
+  nn::Embedding emb(nn::EmbeddingOptions(1000, 8).padding_idx(-1));
+  EXPECT_EQ(emb->options.padding_idx(), 999);
+  EXPECT_EQ(emb->weight.sizes(), IntArrayRef({1000, 8}));
+  EXPECT_TRUE(emb->weight.select(0, 999).equal(zeros({8})));
+  EXPECT_NEAR(emb->weight.narrow(0, 0, 999).mean().item<float>(), 0.0, 0.05);
+  EXPECT_NEAR(emb->weight.narrow(0, 0, 999).std(true).item<float>(), 1.0, 0.05);
+  Tensor y = emb(tensor(std::vector<int64_t>{5, 999, 5}));
+  EXPECT_EQ(y.sizes(), IntArrayRef({3, 8}));
+  EXPECT_EQ(y.grad_fn() != nullptr, true);
+  y.sum().backward();
+  EXPECT_TRUE(emb->weight.grad().select(0, 999).equal(zeros({8})));
+  EXPECT_TRUE(emb->weight.grad().select(0, 5).equal(full({8}, 2.0)));
+  EXPECT_EQ(emb->named_parameters().keys(), std::vector<std::string>{"weight"});
+
+  std::ostringstream os;
+  emb->pretty_print(os);
+  EXPECT_EQ(os.str(), "Embedding(1000, 8, padding_idx=999)");  // torch 1.13 prints the normalised index
+  std::ostringstream plain;
+  nn::Embedding(10, 3)->pretty_print(plain);
+  EXPECT_EQ(plain.str(), "Embedding(10, 3)");
+}
+
+TEST(EmbeddingErrors, NameTheIndex) {
+  Tensor w = randn({10, 3});
+  EXPECT_THAT(error_of([&] { F::embedding(tensor(std::vector<int64_t>{1, 2, 12, 4}).reshape({2, 2}), w); }),
+              HasSubstr("embedding: index 12 is out of range for 10 embeddings (weight [10, 3]), at position [1, 0] of "
+                        "indices of shape [2, 2]"));
+  EXPECT_THAT(error_of([&] { F::embedding(tensor(std::vector<int64_t>{-1}), w); }),
+              HasSubstr("embedding: index -1 is out of range for 10 embeddings"));
+  EXPECT_THAT(error_of([&] { F::embedding(randn({2}), w); }),
+              HasSubstr("embedding: expected int64 or int32 indices, got float32"));
+  EXPECT_THAT(error_of([] { nn::Embedding(nn::EmbeddingOptions(10, 3).padding_idx(10)); }),
+              HasSubstr("Embedding: padding_idx must be within num_embeddings (10), got padding_idx=10"));
+}
+
+}  // namespace
+}  // namespace cohort
