@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include "support/error_of.h"
 
 using cohort::testing::error_of;
@@ -170,27 +172,6 @@ TEST(ConvGradcheck, OnlyBiasOrOnlyInputRequiresGrad) {
 
 // ---- PyTorch's values ------------------------------------------------------------------------
 
-Tensor decode(const json& j) {
-  Tensor t = empty(j.at("shape").get<Shape>(), kFloat64);
-  const json& data = j.at("data");
-  for (size_t i = 0; i < data.size(); ++i) t.data_ptr<double>()[i] = data[i].get<double>();
-  return t;
-}
-
-::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want) {
-  Tensor w = decode(want);
-  if (got.sizes() != w.sizes())
-    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
-  Tensor g = got.detach().contiguous();
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
-    if (!(std::abs(a - e) <= 1e-10 * (1 + std::abs(e))))
-      return ::testing::AssertionFailure() << what << ", element " << testing::index_string(w.sizes(), i)
-                                           << ": expected " << e << " (PyTorch), got " << a;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 template <size_t D>
 F::ConvFuncOptions<D> options_of(const json& c) {
   auto arr = [](const json& j) {  // [v] stands for v in every dim, as PyTorch's int arguments
@@ -213,31 +194,29 @@ F::ConvFuncOptions<D> options_of(const json& c) {
 }
 
 TEST(ConvFixture, MatchesPyTorchValuesAndGradients) {
-  std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/conv.json");
-  ASSERT_TRUE(f) << "cannot open " << COHORT_FIXTURES_DIR << "/conv.json";
-  const json fixture = json::parse(f);
+  const json& fixture = testing::load_fixture("conv.json");
   int checked = 0;
   for (const json& c : fixture.at("cases")) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
-    Tensor x = decode(c.at("input")).requires_grad_(), w = decode(c.at("weight")).requires_grad_();
-    Tensor b = c.at("bias").is_null() ? Tensor() : decode(c.at("bias")).requires_grad_();
+    Tensor x = testing::decode_tensor(c.at("input")).requires_grad_(), w = testing::decode_tensor(c.at("weight")).requires_grad_();
+    Tensor b = c.at("bias").is_null() ? Tensor() : testing::decode_tensor(c.at("bias")).requires_grad_();
     Tensor y = c.at("op") == "conv1d" ? F::conv1d(x, w, b, options_of<1>(c)) : F::conv2d(x, w, b, options_of<2>(c));
-    EXPECT_TRUE(matches(name + " output", y, c.at("output")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " output", y, c.at("output")));
     std::vector<Tensor> wrt{x, w};
     if (b.defined()) wrt.push_back(b);
-    auto grads = autograd::grad({(y * decode(c.at("upstream"))).sum()}, wrt);
-    EXPECT_TRUE(matches(name + " grad input", grads[0], c.at("grad_input")));
-    EXPECT_TRUE(matches(name + " grad weight", grads[1], c.at("grad_weight")));
+    auto grads = autograd::grad({(y * testing::decode_tensor(c.at("upstream"))).sum()}, wrt);
+    EXPECT_TRUE(testing::matches_pytorch(name + " grad input", grads[0], c.at("grad_input")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " grad weight", grads[1], c.at("grad_weight")));
     if (b.defined()) {
-      EXPECT_TRUE(matches(name + " grad bias", grads[2], c.at("grad_bias")));
+      EXPECT_TRUE(testing::matches_pytorch(name + " grad bias", grads[2], c.at("grad_bias")));
     }
     // The float32 (oneDNN) path on the same numbers.
     Tensor x32 = x.detach().to(kFloat32), w32 = w.detach().to(kFloat32);
     Tensor b32 = b.defined() ? b.detach().to(kFloat32) : Tensor();
     Tensor y32 = c.at("op") == "conv1d" ? F::conv1d(x32, w32, b32, options_of<1>(c))
                                         : F::conv2d(x32, w32, b32, options_of<2>(c));
-    EXPECT_LT(max_diff(y32, decode(c.at("output"))), 1e-4) << name << " float32";
+    EXPECT_LT(max_diff(y32, testing::decode_tensor(c.at("output"))), 1e-4) << name << " float32";
     ++checked;
   }
   EXPECT_EQ(checked, 9);

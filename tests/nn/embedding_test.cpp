@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,43 +27,20 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::error_of;
 
-Tensor decode(const json& j) {
-  Tensor t = empty(j.at("shape").get<Shape>(), kFloat64);
-  const json& data = j.at("data");
-  for (size_t i = 0; i < data.size(); ++i) t.data_ptr<double>()[i] = data[i].get<double>();
-  return t;
-}
-
-::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want) {
-  Tensor w = decode(want);
-  if (got.sizes() != w.sizes())
-    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
-  Tensor g = got.detach().to(kFloat64).contiguous();
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
-    if (!(std::abs(a - e) <= 1e-12 * (1 + std::abs(e))))
-      return ::testing::AssertionFailure() << what << ", element " << testing::index_string(w.sizes(), i)
-                                           << ": expected " << e << " (PyTorch), got " << a;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 TEST(EmbeddingFixture, MatchesPyTorchValuesAndGradients) {
-  std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/pool_norm.json");
-  ASSERT_TRUE(f) << "cannot open " << COHORT_FIXTURES_DIR << "/pool_norm.json";
-  const json fixture = json::parse(f);
+  const json& fixture = testing::load_fixture("pool_norm.json");
   int checked = 0;
   for (const json& c : fixture.at("embedding")) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
     Tensor indices = tensor(c.at("indices").at("data").get<std::vector<int64_t>>()).reshape(c.at("indices").at("shape").get<Shape>());
-    Tensor w = decode(c.at("weight")).requires_grad_();
+    Tensor w = testing::decode_tensor(c.at("weight")).requires_grad_();
     F::EmbeddingFuncOptions o;
     if (!c.at("padding_idx").is_null()) o.padding_idx(c.at("padding_idx").get<int64_t>());
     Tensor y = F::embedding(indices, w, o);
-    EXPECT_TRUE(matches(name + " output", y, c.at("output")));
-    auto g = autograd::grad({(y * decode(c.at("upstream"))).sum()}, {w});
-    EXPECT_TRUE(matches(name + " grad weight", g[0], c.at("grad_weight")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " output", y, c.at("output")));
+    auto g = autograd::grad({(y * testing::decode_tensor(c.at("upstream"))).sum()}, {w});
+    EXPECT_TRUE(testing::matches_pytorch(name + " grad weight", g[0], c.at("grad_weight")));
     EXPECT_TRUE(F::embedding(indices.to(kInt32), w, o).equal(y)) << "int32 indices";
     ++checked;
   }

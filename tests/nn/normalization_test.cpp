@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -32,32 +34,7 @@ double max_diff(const Tensor& a, const Tensor& b) {
   return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
 }
 
-Tensor decode(const json& j) {
-  Tensor t = empty(j.at("shape").get<Shape>(), kFloat64);
-  const json& data = j.at("data");
-  for (size_t i = 0; i < data.size(); ++i) t.data_ptr<double>()[i] = data[i].get<double>();
-  return t;
-}
-
-::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want, double tol = 1e-10) {
-  Tensor w = decode(want);
-  if (got.sizes() != w.sizes())
-    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
-  Tensor g = got.detach().to(kFloat64).contiguous();
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
-    if (!(std::abs(a - e) <= tol * (1 + std::abs(e))))
-      return ::testing::AssertionFailure() << what << ", element " << testing::index_string(w.sizes(), i)
-                                           << ": expected " << e << " (PyTorch), got " << a;
-  }
-  return ::testing::AssertionSuccess();
-}
-
-json load_fixture() {
-  std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/pool_norm.json");
-  EXPECT_TRUE(f) << "cannot open " << COHORT_FIXTURES_DIR << "/pool_norm.json";
-  return f ? json::parse(f) : json();
-}
+const json& load_fixture() { return testing::load_fixture("pool_norm.json"); }
 
 // ---- batch norm against a composition of ops ----------------------------------------------------
 
@@ -142,38 +119,38 @@ void run_batch_norm_case(const json& c) {
   bn->to(kFloat64);
   if (o.affine()) {
     NoGradGuard no_grad;
-    bn->weight.copy_(decode(c.at("weight")));
-    bn->bias.copy_(decode(c.at("bias")));
+    bn->weight.copy_(testing::decode_tensor(c.at("weight")));
+    bn->bias.copy_(testing::decode_tensor(c.at("bias")));
   }
   int step = 0;
   for (const json& s : c.at("steps")) {
     const std::string what = name + " step " + std::to_string(++step);
-    Tensor x = decode(s.at("input")).requires_grad_();
+    Tensor x = testing::decode_tensor(s.at("input")).requires_grad_();
     Tensor y = bn->forward(x);
-    EXPECT_TRUE(matches(what + " output", y, s.at("output")));
+    EXPECT_TRUE(testing::matches_pytorch(what + " output", y, s.at("output")));
     std::vector<Tensor> wrt{x};
     if (o.affine()) wrt.push_back(bn->weight), wrt.push_back(bn->bias);
-    auto g = autograd::grad({(y * decode(s.at("upstream"))).sum()}, wrt);
-    EXPECT_TRUE(matches(what + " grad input", g[0], s.at("grad_input")));
+    auto g = autograd::grad({(y * testing::decode_tensor(s.at("upstream"))).sum()}, wrt);
+    EXPECT_TRUE(testing::matches_pytorch(what + " grad input", g[0], s.at("grad_input")));
     if (o.affine()) {
-      EXPECT_TRUE(matches(what + " grad weight", g[1], s.at("grad_weight")));
-      EXPECT_TRUE(matches(what + " grad bias", g[2], s.at("grad_bias")));
+      EXPECT_TRUE(testing::matches_pytorch(what + " grad weight", g[1], s.at("grad_weight")));
+      EXPECT_TRUE(testing::matches_pytorch(what + " grad bias", g[2], s.at("grad_bias")));
     }
   }
   if (o.track_running_stats()) {
-    EXPECT_TRUE(matches(name + " running_mean", bn->running_mean, c.at("running_mean")));
-    EXPECT_TRUE(matches(name + " running_var", bn->running_var, c.at("running_var")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " running_mean", bn->running_mean, c.at("running_mean")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " running_var", bn->running_var, c.at("running_var")));
     EXPECT_EQ(bn->num_batches_tracked.template item<int64_t>(), c.at("num_batches_tracked").get<int64_t>()) << name;
   } else {
     EXPECT_TRUE(c.at("running_mean").is_null());
   }
   bn->eval();
   const json& e = c.at("eval");
-  Tensor x = decode(e.at("input")).requires_grad_();
+  Tensor x = testing::decode_tensor(e.at("input")).requires_grad_();
   Tensor y = bn->forward(x);
-  EXPECT_TRUE(matches(name + " eval output", y, e.at("output")));
-  auto g = autograd::grad({(y * decode(e.at("upstream"))).sum()}, {x});
-  EXPECT_TRUE(matches(name + " eval grad input", g[0], e.at("grad_input")));
+  EXPECT_TRUE(testing::matches_pytorch(name + " eval output", y, e.at("output")));
+  auto g = autograd::grad({(y * testing::decode_tensor(e.at("upstream"))).sum()}, {x});
+  EXPECT_TRUE(testing::matches_pytorch(name + " eval grad input", g[0], e.at("grad_input")));
 }
 
 TEST(NormFixture, BatchNormMatchesPyTorchOverTrainingStepsAndEval) {
@@ -197,21 +174,21 @@ TEST(NormFixture, LayerAndGroupNormMatchPyTorch) {
   for (const json& c : fixture.at("norm")) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
-    Tensor x = decode(c.at("input")).requires_grad_();
+    Tensor x = testing::decode_tensor(c.at("input")).requires_grad_();
     const bool affine = !c.at("weight").is_null();
-    Tensor w = affine ? decode(c.at("weight")).requires_grad_() : Tensor();
-    Tensor b = affine ? decode(c.at("bias")).requires_grad_() : Tensor();
+    Tensor w = affine ? testing::decode_tensor(c.at("weight")).requires_grad_() : Tensor();
+    Tensor b = affine ? testing::decode_tensor(c.at("bias")).requires_grad_() : Tensor();
     Tensor y = c.at("op") == "layer_norm"
                    ? F::layer_norm(x, F::LayerNormFuncOptions(c.at("arg").get<std::vector<int64_t>>()).weight(w).bias(b))
                    : F::group_norm(x, F::GroupNormFuncOptions(c.at("arg").get<int64_t>()).weight(w).bias(b));
-    EXPECT_TRUE(matches(name + " output", y, c.at("output")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " output", y, c.at("output")));
     std::vector<Tensor> wrt{x};
     if (affine) wrt.push_back(w), wrt.push_back(b);
-    auto g = autograd::grad({(y * decode(c.at("upstream"))).sum()}, wrt);
-    EXPECT_TRUE(matches(name + " grad input", g[0], c.at("grad_input")));
+    auto g = autograd::grad({(y * testing::decode_tensor(c.at("upstream"))).sum()}, wrt);
+    EXPECT_TRUE(testing::matches_pytorch(name + " grad input", g[0], c.at("grad_input")));
     if (affine) {
-      EXPECT_TRUE(matches(name + " grad weight", g[1], c.at("grad_weight")));
-      EXPECT_TRUE(matches(name + " grad bias", g[2], c.at("grad_bias")));
+      EXPECT_TRUE(testing::matches_pytorch(name + " grad weight", g[1], c.at("grad_weight")));
+      EXPECT_TRUE(testing::matches_pytorch(name + " grad bias", g[2], c.at("grad_bias")));
     }
     ++checked;
   }

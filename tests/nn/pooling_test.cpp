@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -142,27 +144,6 @@ TEST(PoolOps, IndicesAndNodeNames) {
 
 // ---- PyTorch's values ------------------------------------------------------------------------
 
-Tensor decode(const json& j) {
-  Tensor t = empty(j.at("shape").get<Shape>(), kFloat64);
-  const json& data = j.at("data");
-  for (size_t i = 0; i < data.size(); ++i) t.data_ptr<double>()[i] = data[i].get<double>();
-  return t;
-}
-
-::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want, double tol = 1e-10) {
-  Tensor w = decode(want);
-  if (got.sizes() != w.sizes())
-    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
-  Tensor g = got.detach().to(kFloat64).contiguous();
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
-    if (!(std::abs(a - e) <= tol * (1 + std::abs(e))))
-      return ::testing::AssertionFailure() << what << ", element " << testing::index_string(w.sizes(), i)
-                                           << ": expected " << e << " (PyTorch), got " << a;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 ExpandingArray<2> arr(const json& j) {
   auto v = j.get<std::vector<int64_t>>();
   return v.size() == 1 ? ExpandingArray<2>(v[0]) : ExpandingArray<2>(v);
@@ -193,24 +174,22 @@ Tensor run_case(const json& c, const Tensor& x) {
 }
 
 TEST(PoolFixture, MatchesPyTorchValuesAndGradients) {
-  std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/pool_norm.json");
-  ASSERT_TRUE(f) << "cannot open " << COHORT_FIXTURES_DIR << "/pool_norm.json";
-  const json fixture = json::parse(f);
+  const json& fixture = testing::load_fixture("pool_norm.json");
   int checked = 0;
   for (const json& c : fixture.at("pool")) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
-    Tensor x = decode(c.at("input")).requires_grad_();
+    Tensor x = testing::decode_tensor(c.at("input")).requires_grad_();
     Tensor y = run_case(c, x);
-    EXPECT_TRUE(matches(name + " output", y, c.at("output")));
-    auto grads = autograd::grad({(y * decode(c.at("upstream"))).sum()}, {x});
-    EXPECT_TRUE(matches(name + " grad input", grads[0], c.at("grad_input")));
+    EXPECT_TRUE(testing::matches_pytorch(name + " output", y, c.at("output")));
+    auto grads = autograd::grad({(y * testing::decode_tensor(c.at("upstream"))).sum()}, {x});
+    EXPECT_TRUE(testing::matches_pytorch(name + " grad input", grads[0], c.at("grad_input")));
     // The float32 path (oneDNN for max/avg) on the same numbers.
     Tensor x32 = x.detach().to(kFloat32).requires_grad_();
     Tensor y32 = run_case(c, x32);
-    EXPECT_TRUE(matches(name + " float32 output", y32, c.at("output"), 1e-5));
-    auto g32 = autograd::grad({(y32 * decode(c.at("upstream")).to(kFloat32)).sum()}, {x32});
-    EXPECT_TRUE(matches(name + " float32 grad input", g32[0], c.at("grad_input"), 1e-5));
+    EXPECT_TRUE(testing::matches_pytorch(name + " float32 output", y32, c.at("output"), 1e-5));
+    auto g32 = autograd::grad({(y32 * testing::decode_tensor(c.at("upstream")).to(kFloat32)).sum()}, {x32});
+    EXPECT_TRUE(testing::matches_pytorch(name + " float32 grad input", g32[0], c.at("grad_input"), 1e-5));
     ++checked;
   }
   EXPECT_EQ(checked, 16);

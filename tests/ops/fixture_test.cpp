@@ -3,6 +3,8 @@
 // and the result dtype and values of type-promotion cases.
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -134,53 +136,7 @@ const std::map<std::string, Op>& cases() {
   return m;
 }
 
-const json& fixture() {
-  static const json j = [] {
-    std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/ops.json");
-    if (!f) throw std::runtime_error(std::string("cannot open ") + COHORT_FIXTURES_DIR + "/ops.json");
-    return json::parse(f);
-  }();
-  return j;
-}
-
-DType dtype_named(const std::string& name) {
-  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64})
-    if (name == dtype_name(t)) return t;
-  throw std::runtime_error("unknown dtype " + name);
-}
-
-// A contiguous tensor with the case's dtype, shape and values (written element by element).
-Tensor decode(const json& j) {
-  Tensor t = empty(j.at("shape").get<Shape>(), TensorOptions(dtype_named(j.at("dtype"))));
-  const json& data = j.at("data");
-  dispatch(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    for (size_t i = 0; i < data.size(); ++i)
-      t.data_ptr<T>()[i] = data[i].is_boolean() ? static_cast<T>(data[i].get<bool>()) : static_cast<T>(data[i].get<double>());
-  });
-  return t;
-}
-
-// got against PyTorch's `want`: the same dtype and shape, and values within atol + rtol * |want|.
-::testing::AssertionResult matches(const std::string& what, const Tensor& got, const json& want, double tol) {
-  const std::string dt = want.at("dtype");
-  if (!got.defined()) return ::testing::AssertionFailure() << what << ": undefined, expected " << dt;
-  if (dtype_name(got.dtype()) != dt)
-    return ::testing::AssertionFailure() << what << ": dtype " << got.dtype() << ", expected " << dt;
-  const Shape shape = want.at("shape").get<Shape>();
-  if (got.sizes().vec() != shape)
-    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << IntArrayRef(shape);
-  Tensor g = got.detach().to(kFloat64).contiguous();
-  std::vector<double> w;
-  for (const json& v : want.at("data")) w.push_back(v.is_boolean() ? v.get<bool>() : v.get<double>());
-  for (size_t i = 0; i < w.size(); ++i) {
-    const double v = g.data_ptr<double>()[i];
-    if (!(std::abs(v - w[i]) <= tol * (1 + std::abs(w[i]))))
-      return ::testing::AssertionFailure() << what << ", flat element " << i << " of " << IntArrayRef(shape)
-                                           << ": expected " << w[i] << " (PyTorch), got " << v;
-  }
-  return ::testing::AssertionSuccess();
-}
+const json& fixture() { return testing::load_fixture("ops.json"); }
 
 std::string shapes_of(const In& xs) {
   std::ostringstream os;
@@ -201,7 +157,7 @@ TEST(FixtureOps, MatchPyTorchValuesAndGradients) {
     In xs;
     std::vector<Tensor> wrt;
     for (const json& j : c.at("inputs")) {
-      xs.push_back(decode(j));
+      xs.push_back(testing::decode_tensor(j));
       if (xs.back().dtype() == kFloat64) wrt.push_back(xs.back().requires_grad_(true));
     }
     const std::string what = name + " with inputs" + shapes_of(xs);
@@ -210,9 +166,9 @@ TEST(FixtureOps, MatchPyTorchValuesAndGradients) {
       ASSERT_EQ(outs.size(), c.at("outputs").size()) << what;
       Tensor loss;
       for (size_t o = 0; o < outs.size(); ++o) {
-        EXPECT_TRUE(matches(what + ", output " + std::to_string(o), outs[o], c.at("outputs")[o], 1e-10));
+        EXPECT_TRUE(testing::matches_pytorch(what + ", output " + std::to_string(o), outs[o], c.at("outputs")[o], 1e-10));
         if (c.at("weights")[o].is_null()) continue;
-        Tensor term = (outs[o] * decode(c.at("weights")[o])).sum();
+        Tensor term = (outs[o] * testing::decode_tensor(c.at("weights")[o])).sum();
         loss = loss.defined() ? loss + term : term;
       }
       std::vector<Tensor> grads = autograd::grad({loss}, wrt, {}, std::nullopt, false, /*allow_unused=*/true);
@@ -221,7 +177,7 @@ TEST(FixtureOps, MatchPyTorchValuesAndGradients) {
         if (c.at("grads")[i].is_null()) continue;
         Tensor g = grads[k++];
         if (!g.defined()) g = zeros_like(xs[i]);
-        EXPECT_TRUE(matches(what + ", gradient of input " + std::to_string(i), g, c.at("grads")[i], 1e-10));
+        EXPECT_TRUE(testing::matches_pytorch(what + ", gradient of input " + std::to_string(i), g, c.at("grads")[i], 1e-10));
       }
       ++checked;
     } catch (const std::exception& e) {
@@ -237,9 +193,9 @@ TEST(FixturePromotion, ResultDtypesAndValuesMatchPyTorch) {
     auto it = cases().find(name);
     ASSERT_NE(it, cases().end()) << "no cohort op for promotion case " << name;
     In xs;
-    for (const json& j : c.at("inputs")) xs.push_back(decode(j));
+    for (const json& j : c.at("inputs")) xs.push_back(testing::decode_tensor(j));
     try {
-      EXPECT_TRUE(matches(name + " with inputs" + shapes_of(xs), it->second(xs)[0], c.at("output"), 1e-6));
+      EXPECT_TRUE(testing::matches_pytorch(name + " with inputs" + shapes_of(xs), it->second(xs)[0], c.at("output"), 1e-6));
     } catch (const std::exception& e) {
       ADD_FAILURE() << name << ": threw " << e.what();
     }

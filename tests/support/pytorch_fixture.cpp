@@ -1,0 +1,67 @@
+// Loading PyTorch fixtures and comparing against them.
+#include "support/pytorch_fixture.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
+#include "support/gradcheck.h"
+
+namespace cohort::testing {
+
+using json = nlohmann::json;
+
+const json& load_fixture(const std::string& file) {
+  static std::mutex m;
+  static std::map<std::string, json> cache;
+  std::lock_guard<std::mutex> l(m);
+  auto it = cache.find(file);
+  if (it != cache.end()) return it->second;
+  const std::string path = std::string(COHORT_FIXTURES_DIR) + "/" + file;
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot open the fixture " + path);
+  return cache.emplace(file, json::parse(f)).first->second;
+}
+
+DType dtype_named(const std::string& name) {
+  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64})
+    if (name == dtype_name(t)) return t;
+  throw std::runtime_error("unknown dtype " + name);
+}
+
+Tensor decode_tensor(const json& entry) {
+  DType dtype = entry.contains("dtype") ? dtype_named(entry.at("dtype")) : kFloat64;
+  Tensor t = empty(entry.at("shape").get<Shape>(), TensorOptions(dtype));
+  const json& data = entry.at("data");
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data_ptr<T>();
+    for (size_t i = 0; i < data.size(); ++i)
+      p[i] = data[i].is_boolean() ? static_cast<T>(data[i].get<bool>()) : static_cast<T>(data[i].get<double>());
+  });
+  return t;
+}
+
+::testing::AssertionResult matches_pytorch(const std::string& what, const Tensor& got, const json& want, double tol) {
+  NoGradGuard no_grad;
+  if (!got.defined()) return ::testing::AssertionFailure() << what << ": undefined";
+  if (want.contains("dtype") && dtype_name(got.dtype()) != want.at("dtype").get<std::string>())
+    return ::testing::AssertionFailure() << what << ": dtype " << got.dtype() << ", expected " << want.at("dtype");
+  Tensor w = decode_tensor(want).to(kFloat64);
+  if (got.sizes() != w.sizes())
+    return ::testing::AssertionFailure() << what << ": shape " << got.sizes() << ", expected " << w.sizes();
+  Tensor g = got.detach().to(kFloat64).contiguous();
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
+    if (!(std::abs(a - e) <= tol * (1 + std::abs(e))))
+      return ::testing::AssertionFailure() << what << ", element " << index_string(w.sizes(), i) << ": expected " << e
+                                           << " (PyTorch), got " << a;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace cohort::testing
