@@ -35,9 +35,11 @@ namespace {
 
 struct GraphTask;
 
+// The task is owned by the thread that called backward(), which waits until every scheduled node has
+// finished; workers hold a plain pointer and never touch the task after their last decrement.
 struct ReadyItem {
   uint64_t sequence_nr;
-  std::shared_ptr<GraphTask> task;
+  GraphTask* task;
   Node* node;
   bool operator<(const ReadyItem& o) const { return sequence_nr < o.sequence_nr; }
 };
@@ -61,7 +63,7 @@ struct GraphTask {
 thread_local GraphTask* t_current_task = nullptr;
 thread_local Node* t_current_node = nullptr;
 
-void schedule(const std::shared_ptr<GraphTask>& task, Node* node);  // task->mutex held
+void schedule(GraphTask* task, Node* node);  // task->mutex held
 
 class DeviceWorker {
  public:
@@ -105,9 +107,9 @@ void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
 }
 
 // Runs one ready node and delivers its gradients. Never throws: errors are stored in the task.
-void execute(const std::shared_ptr<GraphTask>& task, Node* node) {
+void execute(GraphTask* task, Node* node) {
   GraphTask* previous_task = t_current_task;
-  t_current_task = task.get();
+  t_current_task = task;
   std::vector<Tensor> grads;
   bool failed = false;
   try {
@@ -148,6 +150,7 @@ void execute(const std::shared_ptr<GraphTask>& task, Node* node) {
     std::lock_guard<std::mutex> l(task->mutex);
     if (!task->error) task->error = std::current_exception();
   }
+  t_current_task = previous_task;
   {
     std::lock_guard<std::mutex> l(task->mutex);
     const auto& next = node->next_functions();
@@ -160,9 +163,9 @@ void execute(const std::shared_ptr<GraphTask>& task, Node* node) {
       }
       if (--task->dependencies[n] == 0) schedule(task, n);
     }
+    grads.clear();  // nothing of this node's outlives the decrement below
     if (--task->outstanding == 0) task->cv.notify_all();
   }
-  t_current_task = previous_task;
 }
 
 void DeviceWorker::run() {
@@ -178,7 +181,7 @@ void DeviceWorker::run() {
   }
 }
 
-void schedule(const std::shared_ptr<GraphTask>& task, Node* node) {
+void schedule(GraphTask* task, Node* node) {
   ++task->outstanding;
   ReadyItem item{node->sequence_nr(), task, node};
   if (node->device() == task->owner_device) {
@@ -258,7 +261,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
     }
     std::unordered_set<Node*> scheduled;
     for (auto& r : roots)
-      if (task->dependencies[r.get()] == 0 && scheduled.insert(r.get()).second) schedule(task, r.get());
+      if (task->dependencies[r.get()] == 0 && scheduled.insert(r.get()).second) schedule(task.get(), r.get());
 
     // The calling thread works the queue of its own device until the whole graph is done.
     while (task->outstanding > 0) {
@@ -267,7 +270,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
       ReadyItem item = task->local_ready.top();
       task->local_ready.pop();
       l.unlock();
-      execute(task, item.node);
+      execute(task.get(), item.node);
       l.lock();
     }
   }

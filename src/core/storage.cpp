@@ -24,10 +24,11 @@ struct DeviceCounters {
 };
 
 DeviceCounters& counters(Device d) {
-  static std::mutex m;
-  static std::unordered_map<int, DeviceCounters> all;
-  std::lock_guard<std::mutex> l(m);
-  return all[d.index()];  // node-based map: references stay valid
+  // Never destroyed: tensors freed by worker threads while the process exits still count here.
+  static auto* m = new std::mutex;
+  static auto* all = new std::unordered_map<int, DeviceCounters>;
+  std::lock_guard<std::mutex> l(*m);
+  return (*all)[d.index()];  // node-based map: references stay valid
 }
 
 void count_alloc(Device d, size_t n) {
