@@ -4,9 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include "support/error_of.h"
 
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -75,14 +76,7 @@ const std::map<std::string, Case>& cases() {
   return m;
 }
 
-const json& fixture() {
-  static const json j = [] {
-    std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/optim.json");
-    if (!f) throw std::runtime_error(std::string("cannot open ") + COHORT_FIXTURES_DIR + "/optim.json");
-    return json::parse(f);
-  }();
-  return j;
-}
+const json& fixture() { return cohort::testing::load_fixture("optim.json"); }
 
 Params params() { return {zeros({2}, kFloat64).requires_grad_(), zeros({3}, kFloat64).requires_grad_()}; }
 

@@ -4,9 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/pytorch_fixture.h"
+
 #include "support/error_of.h"
 
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -81,14 +82,7 @@ const std::map<std::string, Factory>& cases() {
   return m;
 }
 
-const json& fixture() {
-  static const json j = [] {
-    std::ifstream f(std::string(COHORT_FIXTURES_DIR) + "/optim.json");
-    if (!f) throw std::runtime_error(std::string("cannot open ") + COHORT_FIXTURES_DIR + "/optim.json");
-    return json::parse(f);
-  }();
-  return j;
-}
+const json& fixture() { return cohort::testing::load_fixture("optim.json"); }
 
 Tensor from_json(const json& values, Shape shape) {
   return tensor(values.get<std::vector<double>>()).reshape(shape);
