@@ -1,11 +1,34 @@
 // The process-wide default generator.
 #include "cohort/core/generator.h"
 
+#include <sstream>
+
+#include "cohort/core/error.h"
+
 namespace cohort {
 
 Generator& default_generator() {
   static Generator gen(0);
   return gen;
+}
+
+std::string Generator::get_state() {
+  std::lock_guard<std::mutex> l(mutex_);
+  std::ostringstream out;
+  out << seed_ << ' ' << engine_;
+  return out.str();
+}
+
+void Generator::set_state(const std::string& state) {
+  std::istringstream in(state);
+  uint64_t seed = 0;
+  std::mt19937_64 engine;
+  in >> seed >> engine;
+  COHORT_CHECK(!in.fail(), "Generator::set_state: not a generator state (expected the text of get_state(), got ",
+               state.size(), " characters starting with \"", state.substr(0, 32), "\")");
+  std::lock_guard<std::mutex> l(mutex_);
+  seed_ = seed;
+  engine_ = engine;
 }
 
 void manual_seed(uint64_t seed) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <mutex>
 #include <random>
+#include <string>
 
 namespace cohort {
 
@@ -18,6 +19,12 @@ class Generator {
   std::mutex& mutex() { return mutex_; }
   // A 64-bit draw, e.g. to seed a child generator.
   uint64_t next_u64() { std::lock_guard<std::mutex> l(mutex_); return engine_(); }
+
+  // The full engine state as text (the seed and mt19937_64's 312 words), for checkpoints:
+  // set_state(get_state()) continues the stream exactly where it was.
+  std::string get_state();
+  // Throws cohort::Error if `state` was not produced by get_state().
+  void set_state(const std::string& state);
 
  private:
   std::mt19937_64 engine_;
