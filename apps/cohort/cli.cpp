@@ -1,21 +1,187 @@
-// The command line of the cohort program (CLI11).
+// The command line of the cohort program (CLI11): train, eval, info.
 #include "cohort/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
+#include "cohort/config.h"
+#include "cohort/core/device.h"
 #include "cohort/core/error.h"
+#include "cohort/core/threads.h"
+#include "cohort/data/dataloader.h"
+#include "cohort/data_setup.h"
+#include "cohort/evaluate.h"
+#include "cohort/io/file.h"
+#include "cohort/models/model.h"
+#include "cohort/ops/backend.h"
+#include "cohort/run_checkpoint.h"
+#include "cohort/trainer.h"
 
 namespace cohort::app {
+
+namespace {
+
+std::string choices(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The flags `cohort train` understands; each names what it changes.
+void add_train_flags(CLI::App& cmd, TrainConfig& c) {
+  cmd.add_option("--model", c.model, "Network to train: " + choices(kModels))->capture_default_str();
+  cmd.add_option("--dataset", c.dataset, "Dataset: " + choices(kDatasets))->capture_default_str();
+  cmd.add_option("--data-dir", c.data_dir,
+                 "Directory with the dataset's files (default: /usr/share/datasets/fashion-mnist for "
+                 "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin)");
+  cmd.add_option("--epochs", c.epochs, "Passes over the training set")->capture_default_str();
+  cmd.add_option("--batch-size", c.batch_size, "Images per optimizer step")->capture_default_str();
+  cmd.add_option("--lr", c.lr, "Learning rate (the peak rate for --scheduler onecycle)")->capture_default_str();
+  cmd.add_option("--optimizer", c.optimizer, "Optimizer: " + choices(kOptimizers))->capture_default_str();
+  cmd.add_option("--momentum", c.momentum, "Momentum of sgd and rmsprop")->capture_default_str();
+  cmd.add_option("--weight-decay", c.weight_decay, "L2 penalty (decoupled for adamw)")->capture_default_str();
+  cmd.add_option("--scheduler", c.scheduler,
+                 "Learning-rate schedule: none; step (x0.1 at 1/2 and 3/4 of the epochs); cosine (to 0, per "
+                 "epoch); onecycle (warm-up then anneal, per step)")
+      ->capture_default_str();
+  cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")->capture_default_str();
+  cmd.add_option("--threads", c.threads, "Intra-op threads (0: one per core)")->capture_default_str();
+  cmd.add_option("--workers", c.workers, "Data-loading threads (0: load in the training thread)")
+      ->capture_default_str();
+  cmd.add_option("--limit", c.limit, "Use only the first N training and test images (0: all)")->capture_default_str();
+  cmd.add_option("--out", c.out, "Directory for metrics.jsonl, checkpoints/, report.html, samples.png")
+      ->capture_default_str();
+  cmd.add_option("--resume", c.resume,
+                 "Continue the run in this directory from its newest checkpoint, with its settings "
+                 "(--epochs may be raised)");
+  cmd.add_option("--checkpoint-every", c.checkpoint_every,
+                 "Also checkpoint every N steps (0: only at the end of each epoch)")
+      ->capture_default_str();
+  cmd.add_option("--keep-checkpoints", c.keep_checkpoints, "How many checkpoints to keep")->capture_default_str();
+  cmd.add_option("--log-every", c.log_every, "Steps between loss records in metrics.jsonl")->capture_default_str();
+  cmd.add_flag("--progress,!--no-progress", c.progress, "Show the progress bar on stderr");
+}
+
+// With --resume, the run's settings come from its checkpoint. Flags that only change where and how
+// fast it runs may be given again; any other flag given with a different value is an error, since
+// the resumed run would no longer be the run that was started.
+TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
+  Checkpoint checkpoint = read_checkpoint(given.resume);
+  TrainConfig c = checkpoint.config;
+  c.resume = given.resume;
+  c.out = given.resume;
+  const nlohmann::json saved = to_json(c), asked = to_json(given);
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0) continue;
+    const std::string flag = opt->get_name(false, true);
+    std::string key = flag.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (key == "epochs" || key == "threads" || key == "workers" || key == "progress" || key == "resume" ||
+        key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help")
+      continue;
+    if (key == "out") {
+      COHORT_CHECK(std::filesystem::path(given.out) == std::filesystem::path(given.resume),
+                   "cohort train: --resume continues in ", given.resume, "; --out ", given.out,
+                   " must be left out (or equal it)");
+      continue;
+    }
+    COHORT_CHECK(!saved.contains(key) || saved[key] == asked[key], "cohort train: ", flag, " ", asked[key].dump(),
+                 " differs from the resumed run's ", saved[key].dump(), " (", checkpoint.path.string(),
+                 "); hint: leave ", flag, " out, or start a new run with --out");
+  }
+  if (cmd.get_option("--epochs")->count()) c.epochs = given.epochs;
+  if (cmd.get_option("--workers")->count()) c.workers = given.workers;
+  c.threads = given.threads;
+  c.progress = given.progress;
+  if (cmd.get_option("--checkpoint-every")->count()) c.checkpoint_every = given.checkpoint_every;
+  if (cmd.get_option("--keep-checkpoints")->count()) c.keep_checkpoints = given.keep_checkpoints;
+  return c;
+}
+
+int run_eval(const std::string& path, const std::string& data_dir, int64_t batch_size, int threads,
+             const std::string& json_out) {
+  Checkpoint checkpoint = read_checkpoint(path);
+  TrainConfig config = checkpoint.config;
+  if (!data_dir.empty()) config.data_dir = data_dir;
+  set_num_threads(threads > 0 ? threads : core_count());
+  const DataSetup data = load_data(config);
+  auto model = models::create(config.model, models::ModelOptions()
+                                                .in_channels(data.channels)
+                                                .num_classes(static_cast<int64_t>(data.classes.size()))
+                                                .image_size(data.image_size));
+  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  data::DataLoader loader(data.test,
+                          data::DataLoaderOptions().batch_size(batch_size).transform(data.test_transform).seed(0));
+  std::cout << "cohort eval: " << checkpoint.path.string() << " (" << config.model << ", " << config.dataset
+            << " test set)\n";
+  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()));
+  print_eval(std::cout, result, data.classes);
+  if (!json_out.empty()) io::write_file(json_out, to_json(result, data.classes).dump(2) + "\n");
+  return 0;
+}
+
+int run_info() {
+  const BackendInfo backend = backend_info();
+  std::cout << "cohort " << COHORT_VERSION << "\n"
+            << "build:    " << COHORT_BUILD_TYPE << ", " << COHORT_COMPILER << ", C++" << __cplusplus / 100 % 100
+            << (COHORT_SANITIZED ? ", AddressSanitizer + UBSan" : "") << "\n"
+            << "oneDNN:   " << backend.onednn_version << " (ISA in use: " << backend.cpu_isa << ")\n"
+            << "OpenMP:   " << backend.openmp << "\n"
+            << "cores:    " << core_count() << "\n"
+            << "threads:  " << get_num_threads() << " intra-op\n"
+            << "devices:  " << device_count() << " (cpu:0 … cpu:" << device_count() - 1
+            << "; set COHORT_CPU_DEVICES to change)\n"
+            << "models:   " << choices(kModels) << "\n"
+            << "datasets: " << choices(kDatasets) << "\n";
+  return 0;
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"cohort: train and evaluate neural networks on the CPU"};
   app.require_subcommand(1);
-  app.add_subcommand("info", "Print the version, build options, devices and threads");
+  app.footer("Run 'cohort <command> --help' for the flags of a command.");
+
+  TrainConfig config;
+  CLI::App* train_cmd = app.add_subcommand("train", "Train a network; writes metrics, checkpoints and a report");
+  // A flag given twice takes its last value, so scripts can put defaults first and let the user override.
+  train_cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_train_flags(*train_cmd, config);
+
+  std::string eval_path, eval_data_dir, eval_json;
+  int64_t eval_batch = 256;
+  int eval_threads = 0;
+  CLI::App* eval_cmd = app.add_subcommand("eval", "Accuracy, per-class accuracy and confusion matrix of a checkpoint");
+  eval_cmd->add_option("--checkpoint", eval_path, "A checkpoint file, or a run directory (its newest checkpoint)")
+      ->required();
+  eval_cmd->add_option("--data-dir", eval_data_dir, "Override the dataset directory stored in the checkpoint");
+  eval_cmd->add_option("--batch-size", eval_batch, "Images per forward pass")->capture_default_str();
+  eval_cmd->add_option("--threads", eval_threads, "Intra-op threads (0: one per core)")->capture_default_str();
+  eval_cmd->add_option("--json", eval_json, "Also write the results to this JSON file");
+
+  CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help exits 0; every usage error exits 2, as the header promises (CLI11's own codes vary).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*train_cmd) {
+      TrainConfig run = config.resume.empty() ? config : resolve_resume(*train_cmd, config);
+      train(run);
+      return 0;
+    }
+    if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
+    if (*info_cmd) return run_info();
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
   }
   return 0;
 }

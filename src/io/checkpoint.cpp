@@ -12,8 +12,56 @@
 namespace cohort::io {
 
 namespace {
+
 constexpr const char* kOptimizerKey = "cohort.optimizer";
 constexpr const char* kScalarsKey = "cohort.scalars";
+constexpr const char* kModelPrefix = "model/";
+constexpr const char* kOptimizerPrefix = "optimizer/";
+
+// JSON has no inf/nan: they are written as strings.
+std::string encode_scalars(const std::map<std::string, double>& values) {
+  nlohmann::json scalars = nlohmann::json::object();
+  for (const auto& [key, value] : values) {
+    if (std::isfinite(value)) scalars[key] = value;
+    else scalars[key] = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  }
+  return scalars.dump();
+}
+
+std::map<std::string, double> decode_scalars(const std::string& text, const std::string& op) {
+  nlohmann::json scalars;
+  try {
+    scalars = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(op + "'" + kScalarsKey + "' is not valid JSON: " + e.what());
+  }
+  COHORT_CHECK(scalars.is_object(), op, "'", kScalarsKey, "' must be a JSON object, got ", scalars.dump());
+  std::map<std::string, double> values;
+  for (const auto& [key, value] : scalars.items()) {
+    if (value.is_number()) {
+      values[key] = value.get<double>();
+    } else if (value == "inf" || value == "-inf" || value == "nan") {
+      const std::string s = value.get<std::string>();
+      values[key] = s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY;
+    } else {
+      throw Error(op + "scalar '" + key + "' must be a number, got " + value.dump());
+    }
+  }
+  return values;
+}
+
+// The optimizer's name and scalars from `metadata`, checked against `optimizer`.
+std::map<std::string, double> optimizer_scalars(const Metadata& metadata, const optim::Optimizer& optimizer,
+                                                const std::string& op) {
+  auto name = metadata.find(kOptimizerKey);
+  auto text = metadata.find(kScalarsKey);
+  COHORT_CHECK(name != metadata.end() && text != metadata.end(), op, "no optimizer state in this file (its __metadata__ lacks '",
+               kOptimizerKey, "' and '", kScalarsKey, "'); hint: was it written by io::save(optimizer, path)?");
+  COHORT_CHECK(name->second == optimizer.name(), op, "the file holds the state of a ", name->second,
+               " optimizer, got a ", optimizer.name());
+  return decode_scalars(text->second, op);
+}
+
 }  // namespace
 
 void save(const nn::Module& module, const std::filesystem::path& path) { save_safetensors(path, module.state_dict()); }
@@ -24,44 +72,56 @@ void load(nn::Module& module, const std::filesystem::path& path, bool strict) {
 
 void save(const optim::Optimizer& optimizer, const std::filesystem::path& path) {
   const optim::OptimizerState state = optimizer.state_dict();
-  nlohmann::json scalars = nlohmann::json::object();
-  for (const auto& [key, value] : state.scalars) {
-    if (std::isfinite(value)) scalars[key] = value;
-    else scalars[key] = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
-  }
-  save_safetensors(path, state.tensors, {{kOptimizerKey, optimizer.name()}, {kScalarsKey, scalars.dump()}});
+  save_safetensors(path, state.tensors,
+                   {{kOptimizerKey, optimizer.name()}, {kScalarsKey, encode_scalars(state.scalars)}});
 }
 
 void load(optim::Optimizer& optimizer, const std::filesystem::path& path) {
   const std::string op = "load(" + optimizer.name() + "): " + path.string() + ": ";
-  const Metadata metadata = load_safetensors_metadata(path);
-  auto name = metadata.find(kOptimizerKey);
-  auto text = metadata.find(kScalarsKey);
-  COHORT_CHECK(name != metadata.end() && text != metadata.end(), op, "no optimizer state in this file (its __metadata__ lacks '",
-               kOptimizerKey, "' and '", kScalarsKey, "'); hint: was it written by io::save(optimizer, path)?");
-  COHORT_CHECK(name->second == optimizer.name(), op, "the file holds the state of a ", name->second,
-               " optimizer, got a ", optimizer.name());
-
   optim::OptimizerState state;
-  nlohmann::json scalars;
-  try {
-    scalars = nlohmann::json::parse(text->second);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(op + "'" + kScalarsKey + "' is not valid JSON: " + e.what());
-  }
-  COHORT_CHECK(scalars.is_object(), op, "'", kScalarsKey, "' must be a JSON object, got ", scalars.dump());
-  for (const auto& [key, value] : scalars.items()) {
-    if (value.is_number()) {
-      state.scalars[key] = value.get<double>();
-    } else if (value == "inf" || value == "-inf" || value == "nan") {
-      const std::string s = value.get<std::string>();
-      state.scalars[key] = s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY;
-    } else {
-      throw Error(op + "scalar '" + key + "' must be a number, got " + value.dump());
-    }
-  }
+  state.scalars = optimizer_scalars(load_safetensors_metadata(path), optimizer, op);
   for (const auto& item : load_safetensors(path)) state.tensors[item.key()] = item.value();
   optimizer.load_state_dict(state);
+}
+
+void save_checkpoint(const std::filesystem::path& path, const nn::Module& module, const optim::Optimizer* optimizer,
+                     const Metadata& metadata) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& item : module.state_dict()) tensors[kModelPrefix + item.key()] = item.value();
+  Metadata all = metadata;
+  if (optimizer) {
+    const optim::OptimizerState state = optimizer->state_dict();
+    for (const auto& [key, value] : state.tensors) tensors[kOptimizerPrefix + key] = value;
+    all[kOptimizerKey] = optimizer->name();
+    all[kScalarsKey] = encode_scalars(state.scalars);
+  }
+  save_safetensors(path, tensors, all);
+}
+
+Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& module, optim::Optimizer* optimizer) {
+  const std::string op = "load_checkpoint: " + path.string() + ": ";
+  Metadata metadata = load_safetensors_metadata(path);
+  nn::StateDict weights;
+  optim::OptimizerState state;
+  for (const auto& item : load_safetensors(path)) {
+    const std::string& key = item.key();
+    if (key.rfind(kModelPrefix, 0) == 0) {
+      weights.insert(key.substr(std::char_traits<char>::length(kModelPrefix)), item.value());
+    } else if (key.rfind(kOptimizerPrefix, 0) == 0) {
+      state.tensors[key.substr(std::char_traits<char>::length(kOptimizerPrefix))] = item.value();
+    } else {
+      throw Error(op + "unexpected tensor '" + key + "' (a checkpoint holds only 'model/…' and 'optimizer/…')");
+    }
+  }
+  COHORT_CHECK(!weights.empty(), op, "no model weights in this file; hint: was it written by io::save_checkpoint?");
+  // The file is decoded before anything changes; a checkpoint of another model then fails in
+  // load_state_dict (which checks every key first) before the optimizer is touched.
+  if (optimizer) state.scalars = optimizer_scalars(metadata, *optimizer, op);
+  module.load_state_dict(weights, /*strict=*/true);
+  if (optimizer) optimizer->load_state_dict(state);
+  metadata.erase(kOptimizerKey);
+  metadata.erase(kScalarsKey);
+  return metadata;
 }
 
 }  // namespace cohort::io

@@ -1,0 +1,86 @@
+// TrainConfig: validation and its JSON form.
+#include "cohort/config.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cohort/core/error.h"
+
+namespace cohort::app {
+
+const std::vector<std::string> kModels = {"lenet", "blitz-cnn", "resnet18", "mlp"};
+const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic"};
+const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"};
+const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::ostringstream out;
+  for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
+  return out.str();
+}
+
+void check_one_of(const std::string& flag, const std::string& value, const std::vector<std::string>& names) {
+  COHORT_CHECK(std::find(names.begin(), names.end(), value) != names.end(), "cohort train: ", flag, " '", value,
+               "' is not known; choose one of ", joined(names));
+}
+
+}  // namespace
+
+void TrainConfig::validate() const {
+  check_one_of("--model", model, kModels);
+  check_one_of("--dataset", dataset, kDatasets);
+  check_one_of("--optimizer", optimizer, kOptimizers);
+  check_one_of("--scheduler", scheduler, kSchedulers);
+  COHORT_CHECK(epochs >= 1, "cohort train: --epochs must be at least 1, got ", epochs);
+  COHORT_CHECK(batch_size >= 1, "cohort train: --batch-size must be at least 1, got ", batch_size);
+  COHORT_CHECK(lr > 0, "cohort train: --lr must be positive, got ", lr);
+  COHORT_CHECK(momentum >= 0 && momentum < 1, "cohort train: --momentum must be in [0, 1), got ", momentum);
+  COHORT_CHECK(weight_decay >= 0, "cohort train: --weight-decay must be at least 0, got ", weight_decay);
+  COHORT_CHECK(threads >= 0, "cohort train: --threads must be at least 0 (0 = all cores), got ", threads);
+  COHORT_CHECK(workers >= 0, "cohort train: --workers must be at least 0, got ", workers);
+  COHORT_CHECK(limit >= 0, "cohort train: --limit must be at least 0 (0 = everything), got ", limit);
+  COHORT_CHECK(checkpoint_every >= 0, "cohort train: --checkpoint-every must be at least 0 (0 = each epoch), got ",
+               checkpoint_every);
+  COHORT_CHECK(keep_checkpoints >= 1, "cohort train: --keep-checkpoints must be at least 1, got ", keep_checkpoints);
+  COHORT_CHECK(log_every >= 1, "cohort train: --log-every must be at least 1, got ", log_every);
+  COHORT_CHECK(!out.empty(), "cohort train: --out must name a directory");
+}
+
+nlohmann::json to_json(const TrainConfig& c) {
+  return {{"model", c.model},       {"dataset", c.dataset},       {"data_dir", c.data_dir},
+          {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
+          {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
+          {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
+          {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
+          {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every}};
+}
+
+TrainConfig train_config_from_json(const nlohmann::json& j) {
+  TrainConfig c;
+  try {
+    c.model = j.at("model");
+    c.dataset = j.at("dataset");
+    c.data_dir = j.at("data_dir");
+    c.epochs = j.at("epochs");
+    c.batch_size = j.at("batch_size");
+    c.lr = j.at("lr");
+    c.optimizer = j.at("optimizer");
+    c.momentum = j.at("momentum");
+    c.weight_decay = j.at("weight_decay");
+    c.scheduler = j.at("scheduler");
+    c.seed = j.at("seed");
+    c.workers = j.at("workers");
+    c.limit = j.at("limit");
+    c.checkpoint_every = j.at("checkpoint_every");
+    c.keep_checkpoints = j.at("keep_checkpoints");
+    c.log_every = j.at("log_every");
+  } catch (const nlohmann::json::exception& e) {
+    COHORT_CHECK(false, "cohort: a checkpoint's run configuration is incomplete or malformed: ", e.what());
+  }
+  return c;
+}
+
+}  // namespace cohort::app

@@ -1,0 +1,45 @@
+// The settings of a training run: what `cohort train` parses from its flags, writes as the first
+// line of metrics.jsonl and stores in every checkpoint (so --resume knows the run it continues).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace cohort::app {
+
+struct TrainConfig {
+  std::string model = "lenet";             // lenet, blitz-cnn, resnet18, mlp
+  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic
+  std::string data_dir;                    // empty: the dataset's default location
+  int64_t epochs = 3;
+  int64_t batch_size = 64;
+  double lr = 0.01;
+  std::string optimizer = "sgd";           // sgd, adam, adamw, rmsprop
+  double momentum = 0.9;
+  double weight_decay = 0;
+  std::string scheduler = "none";          // none, step, cosine, onecycle
+  uint64_t seed = 0;
+  int threads = 0;                         // 0: all cores
+  int workers = 2;                         // DataLoader threads
+  int64_t limit = 0;                       // > 0: only the first `limit` train and test examples
+  std::string out = "runs/latest";
+  std::string resume;                      // a run directory to continue
+  int64_t checkpoint_every = 0;            // steps; 0: at the end of each epoch
+  int64_t keep_checkpoints = 3;
+  int64_t log_every = 50;                  // steps between "step" records in metrics.jsonl
+  bool progress = true;                    // the progress bar on stderr
+
+  // Throws a cohort::Error naming the flag when a value is out of range or unknown.
+  void validate() const;
+};
+
+// The fields that define the run's results (everything but where and how fast it runs).
+nlohmann::json to_json(const TrainConfig& config);
+TrainConfig train_config_from_json(const nlohmann::json& j);
+
+extern const std::vector<std::string> kModels, kDatasets, kOptimizers, kSchedulers;
+
+}  // namespace cohort::app

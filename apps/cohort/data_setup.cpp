@@ -1,0 +1,123 @@
+// Dataset selection for the trainer: readers, normalisation constants and augmentation.
+#include "cohort/data_setup.h"
+
+#include <filesystem>
+#include <random>
+
+#include "cohort/core/error.h"
+#include "cohort/data/cifar10.h"
+#include "cohort/data/mnist.h"
+#include "cohort/data/transforms.h"
+#include "cohort/ops/creation.h"
+
+namespace cohort::app {
+
+namespace tf = data::transforms;
+
+std::string default_data_dir(const std::string& dataset) {
+  if (dataset == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";  // Debian's dataset-fashion-mnist
+  if (dataset == "mnist") return "/usr/share/datasets/mnist";
+  if (dataset == "cifar10") return "data/cifar-10-batches-bin";
+  return "";
+}
+
+namespace {
+
+// Per-channel mean and std of each training set, so inputs are roughly zero-mean, unit-variance.
+data::Transform normalized(std::vector<double> mean, std::vector<double> std) {
+  return tf::Compose({tf::ToTensor(), tf::Normalize(std::move(mean), std::move(std))});
+}
+
+void check_dir(const std::string& dir, const std::string& dataset, const std::string& hint) {
+  COHORT_CHECK(std::filesystem::is_directory(dir), "cohort train: the ", dataset, " directory ", dir,
+               " does not exist; hint: ", hint);
+}
+
+}  // namespace
+
+DataSetup load_data(const TrainConfig& config) {
+  DataSetup d;
+  const std::string dir = config.data_dir.empty() ? default_data_dir(config.dataset) : config.data_dir;
+  d.source = dir;
+  if (config.dataset == "fashion-mnist") {
+    check_dir(dir, "Fashion-MNIST", "apt-get install dataset-fashion-mnist, or pass --data-dir with the IDX files");
+    d.train = std::make_shared<data::FashionMNIST>(dir, true);
+    d.test = std::make_shared<data::FashionMNIST>(dir, false);
+    d.train_transform = d.test_transform = normalized({0.2860}, {0.3530});
+  } else if (config.dataset == "mnist") {
+    check_dir(dir, "MNIST", "pass --data-dir with train-images-idx3-ubyte(.gz) and the other three IDX files");
+    d.train = std::make_shared<data::MNIST>(dir, true);
+    d.test = std::make_shared<data::MNIST>(dir, false);
+    d.train_transform = d.test_transform = normalized({0.1307}, {0.3081});
+  } else if (config.dataset == "cifar10") {
+    check_dir(dir, "CIFAR-10",
+              "pass --data-dir with data_batch_1.bin … data_batch_5.bin and test_batch.bin (the 'binary version' "
+              "of CIFAR-10)");
+    d.train = std::make_shared<data::CIFAR10>(dir, true);
+    d.test = std::make_shared<data::CIFAR10>(dir, false);
+    const std::vector<double> mean{0.4914, 0.4822, 0.4465}, std{0.2470, 0.2435, 0.2616};
+    // The usual CIFAR augmentation: 4-pixel padded random crops and horizontal flips.
+    d.train_transform = tf::Compose({tf::ToTensor(), tf::RandomCrop(32, 4), tf::RandomHorizontalFlip(),
+                                     tf::Normalize(mean, std)});
+    d.test_transform = normalized(mean, std);
+    d.channels = 3;
+    d.image_size = 32;
+  } else {
+    d.source = "generated (seed " + std::to_string(config.seed) + ")";
+    d.train = std::make_shared<SyntheticImages>(4096, config.seed);
+    d.test = std::make_shared<SyntheticImages>(1024, config.seed + 1);
+    d.train_transform = d.test_transform = normalized({0.5}, {0.25});
+  }
+  d.classes = d.train->classes();
+  if (config.limit > 0) {
+    d.train = std::make_shared<Prefix>(d.train, std::min(config.limit, d.train->size()));
+    d.test = std::make_shared<Prefix>(d.test, std::min(config.limit, d.test->size()));
+  }
+  return d;
+}
+
+SyntheticImages::SyntheticImages(int64_t size, uint64_t seed) : size_(size), seed_(seed) {
+  COHORT_CHECK(size >= 1, "SyntheticImages: size must be at least 1, got ", size);
+  // The prototypes depend only on a fixed seed, so train and test sets share their classes.
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int c = 0; c < 10; ++c) {
+    Tensor p = empty({28, 28});
+    float* v = p.data_ptr<float>();
+    for (int i = 0; i < 28 * 28; ++i) v[i] = u(rng) < 0.3f ? 1.f : 0.f;
+    prototypes_.push_back(p);
+  }
+}
+
+data::Example SyntheticImages::get(int64_t index) const {
+  COHORT_CHECK_AS(IndexError, index >= 0 && index < size_, "SyntheticImages::get: index ", index,
+                  " is out of range for a dataset of ", size_, " examples");
+  std::mt19937_64 rng(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index));
+  const int64_t label = static_cast<int64_t>(rng() % 10);
+  std::normal_distribution<float> noise(0.f, 0.35f);
+  Tensor image = empty({28, 28, 1}, kUInt8);
+  const float* p = prototypes_[label].data_ptr<float>();
+  uint8_t* out = image.data_ptr<uint8_t>();
+  for (int i = 0; i < 28 * 28; ++i) {
+    float v = std::clamp(p[i] + noise(rng), 0.f, 1.f);
+    out[i] = static_cast<uint8_t>(v * 255.f + 0.5f);
+  }
+  return {image, scalar_tensor(label, kInt64)};
+}
+
+std::vector<std::string> SyntheticImages::classes() const {
+  return {"pattern 0", "pattern 1", "pattern 2", "pattern 3", "pattern 4",
+          "pattern 5", "pattern 6", "pattern 7", "pattern 8", "pattern 9"};
+}
+
+Prefix::Prefix(std::shared_ptr<const data::Dataset> base, int64_t n) : base_(std::move(base)), n_(n) {
+  COHORT_CHECK(n >= 0 && n <= base_->size(), "Prefix: cannot take ", n, " examples of a dataset of ", base_->size());
+}
+
+data::Example Prefix::get(int64_t index) const {
+  COHORT_CHECK_AS(IndexError, index >= 0 && index < n_, "Prefix::get: index ", index,
+                  " is out of range for a dataset of ", n_, " examples");
+  return base_->get(index);
+}
+
+}  // namespace cohort::app

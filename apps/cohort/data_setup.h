@@ -1,0 +1,56 @@
+// The datasets of `cohort train --dataset …`, with their transforms and default locations.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cohort/config.h"
+#include "cohort/data/dataset.h"
+
+namespace cohort::app {
+
+struct DataSetup {
+  std::shared_ptr<const data::Dataset> train, test;
+  data::Transform train_transform, test_transform;
+  std::vector<std::string> classes;
+  int64_t channels = 1, image_size = 28;
+  std::string source;  // where the data came from, for the log
+};
+
+// The directory a dataset is read from when --data-dir is not given.
+std::string default_data_dir(const std::string& dataset);
+
+// Loads the train and test sets of config.dataset (honouring config.limit). Throws a cohort::Error
+// naming the directory and how to get the data when it is missing.
+DataSetup load_data(const TrainConfig& config);
+
+// A learnable stand-in for a real dataset: 10 classes of 28x28 grey images, each a class-specific
+// pattern plus noise, generated from (seed, index) so it needs no files. For tests and demos.
+class SyntheticImages : public data::Dataset {
+ public:
+  SyntheticImages(int64_t size, uint64_t seed);
+  int64_t size() const override { return size_; }
+  data::Example get(int64_t index) const override;
+  std::vector<std::string> classes() const override;
+
+ private:
+  int64_t size_;
+  uint64_t seed_;
+  std::vector<Tensor> prototypes_;  // one float image per class
+};
+
+// The first `n` examples of another dataset.
+class Prefix : public data::Dataset {
+ public:
+  Prefix(std::shared_ptr<const data::Dataset> base, int64_t n);
+  int64_t size() const override { return n_; }
+  data::Example get(int64_t index) const override;
+  std::vector<std::string> classes() const override { return base_->classes(); }
+
+ private:
+  std::shared_ptr<const data::Dataset> base_;
+  int64_t n_;
+};
+
+}  // namespace cohort::app

@@ -1,0 +1,34 @@
+// Test-set evaluation: loss, accuracy, per-class accuracy and the confusion matrix.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "cohort/data/dataloader.h"
+#include "cohort/models/model.h"
+
+namespace cohort::app {
+
+struct EvalResult {
+  int64_t count = 0;
+  double loss = 0;      // mean cross-entropy
+  double accuracy = 0;  // fraction in [0, 1]
+  std::vector<std::vector<int64_t>> confusion;  // [true class][predicted class]
+  double class_accuracy(size_t c) const;
+};
+
+// One pass over the loader in eval mode without autograd; restores the model's mode.
+EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_classes);
+
+// Keys "count", "loss", "accuracy", "classes", "per_class" [{name, accuracy, count}], "confusion".
+nlohmann::json to_json(const EvalResult& result, const std::vector<std::string>& classes);
+
+// As the blitz prints it: "Accuracy of the network on the 10000 test images: 88 %", then
+// "Accuracy for class: T-shirt/top is 84.1 %" per class, then the confusion matrix.
+void print_eval(std::ostream& out, const EvalResult& result, const std::vector<std::string>& classes);
+
+}  // namespace cohort::app

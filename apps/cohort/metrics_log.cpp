@@ -1,0 +1,43 @@
+// The JSON-lines metrics file.
+#include "cohort/metrics_log.h"
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cohort/core/error.h"
+
+namespace cohort::app {
+
+MetricsLog::MetricsLog(const std::filesystem::path& dir, int64_t resume_step) : path_(dir / "metrics.jsonl") {
+  std::string kept;
+  if (resume_step >= 0) {
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (record.is_discarded()) continue;  // a line torn by a crash
+      if (record.value("kind", "") != "config" && record.value("step", int64_t{0}) > resume_step) continue;
+      kept += line + "\n";
+    }
+  }
+  // The kept lines replace the file by a rename, so a crash here loses nothing.
+  const std::filesystem::path tmp = path_.string() + ".tmp";
+  {
+    std::ofstream fresh(tmp, std::ios::trunc);
+    fresh << kept;
+    fresh.flush();
+    COHORT_CHECK(fresh.good(), "cohort train: cannot write ", tmp.string());
+  }
+  std::filesystem::rename(tmp, path_);
+  out_.open(path_, std::ios::app);
+  COHORT_CHECK(out_.good(), "cohort train: cannot append to ", path_.string());
+}
+
+void MetricsLog::write(const nlohmann::json& record) {
+  out_ << record.dump() << "\n";
+  out_.flush();
+  COHORT_CHECK(out_.good(), "cohort train: writing ", path_.string(), " failed (disk full?)");
+}
+
+}  // namespace cohort::app

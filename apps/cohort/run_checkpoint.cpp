@@ -1,0 +1,141 @@
+// The trainer's checkpoint files: io::save_checkpoint plus the run's state as JSON metadata.
+#include "cohort/run_checkpoint.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cohort/core/error.h"
+#include "cohort/core/generator.h"
+#include "cohort/io/checkpoint.h"
+#include "cohort/io/safetensors.h"
+
+namespace cohort::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kRunKey = "cohort.run";
+constexpr int kFormat = 1;
+
+nlohmann::json scheduler_json(const optim::LRScheduler* scheduler) {
+  if (!scheduler) return nullptr;
+  optim::LRSchedulerState s = scheduler->state_dict();
+  return {{"last_epoch", s.last_epoch}, {"step_count", s.step_count}, {"base_lrs", s.base_lrs},
+          {"last_lrs", s.last_lrs}};
+}
+
+// "step-00000938.safetensors" → 938; -1 for other names.
+int64_t step_of(const fs::path& file) {
+  long long step = -1;
+  char tail = 0;
+  const std::string name = file.filename().string();
+  if (std::sscanf(name.c_str(), "step-%lld.safetensor%c", &step, &tail) == 2 && tail == 's' &&
+      name.size() == name.find(".safetensors") + 12) {
+    return step;
+  }
+  return -1;
+}
+
+}  // namespace
+
+fs::path save_run_checkpoint(const fs::path& run_dir, const TrainConfig& config, const TrainProgress& p,
+                             const nn::Module& model, const optim::Optimizer& optimizer,
+                             const optim::LRScheduler* scheduler) {
+  const fs::path dir = run_dir / "checkpoints";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  COHORT_CHECK(!ec, "cohort train: cannot create the checkpoint directory ", dir.string(), ": ", ec.message());
+  nlohmann::json run = {
+      {"format", kFormat},
+      {"config", to_json(config)},
+      {"step", p.step},
+      {"epoch", p.loader.epoch},
+      {"batch", p.loader.batch},
+      {"loss_sum", p.loss_sum},
+      {"correct", p.correct},
+      {"seen", p.seen},
+      {"epoch_seconds", p.epoch_seconds},
+      {"elapsed_seconds", p.elapsed_seconds},
+      {"scheduler", scheduler_json(scheduler)},
+      {"rng", default_generator().get_state()},
+  };
+  char name[48];
+  std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(p.step));
+  const fs::path path = dir / name;
+  io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump()}});
+
+  // Only after the new one is safely in place are old ones deleted.
+  auto all = list_checkpoints(run_dir);
+  for (size_t i = 0; i + static_cast<size_t>(config.keep_checkpoints) < all.size(); ++i) fs::remove(all[i], ec);
+  return path;
+}
+
+std::vector<fs::path> list_checkpoints(const fs::path& run_dir) {
+  std::vector<std::pair<int64_t, fs::path>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+    int64_t step = step_of(entry.path());
+    if (step >= 0) found.emplace_back(step, entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> paths;
+  for (auto& [step, path] : found) paths.push_back(path);
+  return paths;
+}
+
+Checkpoint read_checkpoint(const fs::path& path) {
+  fs::path file = path;
+  COHORT_CHECK(fs::exists(path), "cohort: ", path.string(),
+               " does not exist (expected a run directory or a checkpoint file)");
+  if (fs::is_directory(path)) {
+    auto all = list_checkpoints(path);
+    COHORT_CHECK(!all.empty(), "cohort: no checkpoint in ", path.string(), " (looked for ",
+                 (path / "checkpoints" / "step-*.safetensors").string(), ")");
+    file = all.back();
+  }
+  const io::Metadata metadata = io::load_safetensors_metadata(file);
+  auto it = metadata.find(kRunKey);
+  COHORT_CHECK(it != metadata.end(), "cohort: ", file.string(),
+               " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
+  Checkpoint c;
+  c.path = file;
+  try {
+    const nlohmann::json run = nlohmann::json::parse(it->second);
+    COHORT_CHECK(run.at("format") == kFormat, "cohort: ", file.string(), ": checkpoint format ", run.at("format").dump(),
+                 " is not supported (this cohort reads format ", kFormat, ")");
+    c.config = train_config_from_json(run.at("config"));
+    TrainProgress& p = c.progress;
+    p.step = run.at("step");
+    p.loader.epoch = run.at("epoch");
+    p.loader.batch = run.at("batch");
+    p.loss_sum = run.at("loss_sum");
+    p.correct = run.at("correct");
+    p.seen = run.at("seen");
+    p.epoch_seconds = run.at("epoch_seconds");
+    p.elapsed_seconds = run.at("elapsed_seconds");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("cohort: " + file.string() + ": malformed run state in the checkpoint: " + e.what());
+  }
+  return c;
+}
+
+void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
+                        optim::LRScheduler* scheduler) {
+  const io::Metadata metadata = io::load_checkpoint(checkpoint.path, model, optimizer);
+  const nlohmann::json run = nlohmann::json::parse(metadata.at(kRunKey));
+  if (scheduler) {
+    const nlohmann::json& s = run.at("scheduler");
+    COHORT_CHECK(!s.is_null(), "cohort: ", checkpoint.path.string(), " has no scheduler state but the run uses one");
+    optim::LRSchedulerState state;
+    state.last_epoch = s.at("last_epoch");
+    state.step_count = s.at("step_count");
+    state.base_lrs = s.at("base_lrs").get<std::vector<double>>();
+    state.last_lrs = s.at("last_lrs").get<std::vector<double>>();
+    scheduler->load_state_dict(state);
+  }
+  default_generator().set_state(run.at("rng").get<std::string>());
+}
+
+}  // namespace cohort::app

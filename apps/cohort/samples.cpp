@@ -1,0 +1,83 @@
+// The captioned grid of test predictions (samples.h), drawn into a uint8 canvas with io::draw_text.
+#include "cohort/samples.h"
+
+#include <algorithm>
+#include <array>
+
+#include "cohort/core/error.h"
+#include "cohort/data/image_grid.h"
+#include "cohort/io/image.h"
+#include "cohort/ops/creation.h"
+
+namespace cohort::app {
+
+namespace {
+
+constexpr int64_t kColumns = 8;
+constexpr int64_t kPad = 6;        // around a cell's content
+constexpr int64_t kGap = 4;        // between an image and its caption
+constexpr int64_t kTarget = 96;    // pixels an image is enlarged towards
+constexpr int64_t kMaxLabel = 160; // wider labels drop to font scale 1
+constexpr std::array<uint8_t, 3> kGrey{90, 96, 108}, kGreen{22, 140, 40}, kRed{214, 39, 40};
+
+// Copies image [H, W, C] (uint8, C = 1 or 3) into canvas at (top, left), each pixel an s x s square.
+void blit(const Tensor& canvas, const Tensor& image, int64_t top, int64_t left, int64_t s) {
+  const int64_t h = image.size(0), w = image.size(1), c = image.size(2), cw = canvas.size(1);
+  const uint8_t* src = image.data_ptr<uint8_t>();
+  uint8_t* dst = canvas.data_ptr<uint8_t>();
+  for (int64_t y = 0; y < h * s; ++y)
+    for (int64_t x = 0; x < w * s; ++x) {
+      const uint8_t* p = src + ((y / s) * w + x / s) * c;
+      uint8_t* q = dst + ((top + y) * cw + left + x) * 3;
+      for (int64_t k = 0; k < 3; ++k) q[k] = p[c == 1 ? 0 : k];
+    }
+}
+
+}  // namespace
+
+void write_samples_png(const std::string& path, const Tensor& images, const std::vector<int64_t>& truth,
+                       const std::vector<int64_t>& predicted, const std::vector<std::string>& class_names) {
+  COHORT_CHECK(images.defined() && images.is_floating_point() && images.dim() == 4 &&
+                   (images.size(1) == 1 || images.size(1) == 3),
+               "write_samples_png: expected float images [N, C, H, W] with C = 1 or 3, got ",
+               images.defined() ? images.toString() : std::string("an undefined tensor"));
+  const int64_t n = images.size(0), h = images.size(2), w = images.size(3);
+  COHORT_CHECK(n >= 1 && h >= 1 && w >= 1, "write_samples_png: no images to draw, got ", images.sizes());
+  COHORT_CHECK(static_cast<int64_t>(truth.size()) == n && static_cast<int64_t>(predicted.size()) == n,
+               "write_samples_png: expected one true and one predicted label per image (", n, "), got ",
+               truth.size(), " and ", predicted.size());
+  auto label = [&](int64_t c) {
+    if (class_names.empty()) {
+      COHORT_CHECK(c >= 0, "write_samples_png: labels are class indices, got ", c);
+      return std::to_string(c);
+    }
+    COHORT_CHECK(c >= 0 && c < static_cast<int64_t>(class_names.size()), "write_samples_png: label ", c,
+                 " is not a class index in [0, ", class_names.size(), ")");
+    return class_names[static_cast<size_t>(c)];
+  };
+
+  const int64_t s = std::max<int64_t>(1, kTarget / std::max(h, w));
+  int64_t widest = 0;
+  for (int64_t i = 0; i < n; ++i)
+    widest = std::max({widest, io::text_width(label(truth[i]), 2), io::text_width(label(predicted[i]), 2)});
+  const int font = widest > kMaxLabel ? 1 : 2;
+  if (font == 1) widest /= 2;  // text_width scales exactly
+  const int64_t line = 12 * font;
+  const int64_t inner_w = std::max(s * w, widest);
+  const int64_t cell_w = inner_w + 2 * kPad, cell_h = s * h + 2 * kPad + kGap + 2 * line;
+  const int64_t cols = std::min(kColumns, n), rows = (n + cols - 1) / cols;
+
+  Tensor canvas = full({rows * cell_h, cols * cell_w, 3}, 255, TensorOptions(kUInt8));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t top = i / cols * cell_h + kPad, left = i % cols * cell_w + kPad;
+    blit(canvas, data::to_uint8_hwc(images[i]), top, left + (inner_w - s * w) / 2, s);
+    const std::string t = label(truth[i]), p = label(predicted[i]);
+    const int64_t y = top + s * h + kGap;
+    io::draw_text(canvas, left + (inner_w - io::text_width(t, font)) / 2, y, t, kGrey, font);
+    io::draw_text(canvas, left + (inner_w - io::text_width(p, font)) / 2, y + line, p,
+                  truth[i] == predicted[i] ? kGreen : kRed, font);
+  }
+  io::write_png(path, canvas);
+}
+
+}  // namespace cohort::app

@@ -1,0 +1,203 @@
+// The training loop. Note [Exact resume]: everything that decides the next step's numbers lives
+// in the checkpoint — weights, optimizer and scheduler state, the default generator, the loader's
+// position (its order depends only on its seed and the epoch) and the epoch's running sums — so a
+// resumed run repeats the same computations as one that never stopped.
+#include "cohort/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/core/device.h"
+#include "cohort/core/error.h"
+#include "cohort/core/generator.h"
+#include "cohort/core/threads.h"
+#include "cohort/data/dataloader.h"
+#include "cohort/data/transforms.h"
+#include "cohort/data_setup.h"
+#include "cohort/evaluate.h"
+#include "cohort/io/file.h"
+#include "cohort/metrics_log.h"
+#include "cohort/models/model.h"
+#include "cohort/nn/functional/loss.h"
+#include "cohort/ops/shape.h"
+#include "cohort/optim_setup.h"
+#include "cohort/progress.h"
+#include "cohort/report.h"
+#include "cohort/run_checkpoint.h"
+#include "cohort/samples.h"
+
+namespace cohort::app {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The first 32 test images with their predictions, as samples.png.
+void write_samples(const fs::path& out, models::Model& model, const DataSetup& data) {
+  const int64_t n = std::min<int64_t>(32, data.test->size());
+  std::vector<Tensor> shown, inputs;
+  std::vector<int64_t> truth;
+  Generator unused(0);
+  const data::Transform to_tensor = data::transforms::ToTensor();
+  for (int64_t i = 0; i < n; ++i) {
+    data::Example e = data.test->get(i);
+    shown.push_back(to_tensor(e.input, unused));
+    inputs.push_back(data.test_transform(e.input, unused));
+    truth.push_back(e.target.item<int64_t>());
+  }
+  NoGradGuard no_grad;
+  model.eval();
+  Tensor predicted = model.forward(stack(inputs)).argmax(1).contiguous();
+  model.train();
+  std::vector<int64_t> pred(predicted.data_ptr<int64_t>(), predicted.data_ptr<int64_t>() + n);
+  write_samples_png((out / "samples.png").string(), stack(shown), truth, pred, data.classes);
+}
+
+}  // namespace
+
+double train(const TrainConfig& config) {
+  config.validate();
+  const fs::path out = config.out;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  COHORT_CHECK(!ec, "cohort train: cannot create the output directory ", out.string(), ": ", ec.message());
+
+  set_num_threads(config.threads > 0 ? config.threads : core_count());
+  manual_seed(config.seed);
+  const DataSetup data = load_data(config);
+  const auto num_classes = static_cast<int64_t>(data.classes.size());
+  auto model = models::create(config.model, models::ModelOptions()
+                                                .in_channels(data.channels)
+                                                .num_classes(num_classes)
+                                                .image_size(data.image_size));
+  auto optimizer = make_optimizer(config, model->parameters());
+
+  data::DataLoader loader(data.train, data::DataLoaderOptions()
+                                          .batch_size(config.batch_size)
+                                          .shuffle(true)
+                                          .num_workers(config.workers)
+                                          .seed(config.seed + 1)
+                                          .transform(data.train_transform));
+  data::DataLoader test_loader(data.test, data::DataLoaderOptions()
+                                              .batch_size(std::max<int64_t>(config.batch_size, 256))
+                                              .num_workers(config.workers)
+                                              .seed(config.seed + 2)
+                                              .transform(data.test_transform));
+  Schedule schedule = make_schedule(config, *optimizer, loader.num_batches());
+
+  TrainProgress p;
+  if (!config.resume.empty()) {
+    Checkpoint c = read_checkpoint(config.resume);
+    restore_checkpoint(c, *model, optimizer.get(), schedule.scheduler.get());
+    p = c.progress;
+    loader.load_state(p.loader);
+    std::cerr << "cohort: resumed " << c.path.string() << " at epoch " << p.loader.epoch + 1 << ", step " << p.step
+              << "\n";
+  }
+  MetricsLog metrics(out, config.resume.empty() ? -1 : p.step);
+  if (config.resume.empty()) {
+    nlohmann::json head = to_json(config);
+    head["kind"] = "config";
+    head["threads"] = get_num_threads();
+    head["devices"] = "cpu:0";
+    head["version"] = COHORT_VERSION;
+    head["train_size"] = data.train->size();
+    head["test_size"] = data.test->size();
+    head["data"] = data.source;
+    metrics.write(head);
+  }
+  std::cerr << "cohort: training " << config.model << " on " << config.dataset << " (" << data.train->size()
+            << " train, " << data.test->size() << " test images from " << data.source << "), "
+            << get_num_threads() << " threads, output in " << out.string() << "\n";
+
+  const Clock::time_point run_start = Clock::now();
+  const double elapsed_before = p.elapsed_seconds;
+  double test_accuracy = 0;
+  while (loader.epoch() < config.epochs) {
+    const int64_t epoch = loader.epoch();
+    ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(config.epochs), loader.num_batches(),
+                    loader.state().batch, config.progress);
+    const Clock::time_point epoch_start = Clock::now();
+    const double epoch_seconds_before = p.epoch_seconds;
+    model->train();
+    for (const data::Batch& batch : loader) {
+      Tensor logits = model->forward(batch.input);
+      Tensor loss = nn::functional::cross_entropy(logits, batch.target);
+      // Checked before the update, so no NaN reaches the weights or a checkpoint.
+      const double loss_value = loss.item<double>();
+      COHORT_CHECK(std::isfinite(loss_value), "cohort train: the loss is ", loss_value, " at step ", p.step + 1,
+                   " (epoch ", epoch + 1, ", batch ", loader.state().batch, "); training stopped. The last good "
+                   "checkpoint is in ", (out / "checkpoints").string(), "; hint: lower --lr");
+      optimizer->zero_grad();
+      loss.backward();
+      optimizer->step();
+      if (schedule.per_step) schedule.scheduler->step();
+      ++p.step;
+      p.loss_sum += loss_value * static_cast<double>(batch.size());
+      p.correct += logits.argmax(1).eq(batch.target).sum().item<int64_t>();
+      p.seen += batch.size();
+      p.loader = loader.state();
+      p.epoch_seconds = epoch_seconds_before + seconds_since(epoch_start);
+      p.elapsed_seconds = elapsed_before + seconds_since(run_start);
+      bar.update(p.loader.batch, "loss=" + fixed(p.loss_sum / static_cast<double>(p.seen), 4));
+
+      if (p.step % config.log_every == 0) {
+        metrics.write({{"kind", "step"}, {"epoch", epoch}, {"step", p.step}, {"loss", loss_value},
+                       {"lr", optimizer->get_lr()}, {"images_per_s", static_cast<double>(p.seen) / p.epoch_seconds},
+                       {"elapsed_s", p.elapsed_seconds}});
+      }
+      if (config.checkpoint_every > 0 && p.step % config.checkpoint_every == 0 &&
+          p.loader.batch < loader.num_batches()) {
+        save_run_checkpoint(out, config, p, *model, *optimizer, schedule.scheduler.get());
+      }
+    }
+    bar.close();
+
+    const EvalResult test = evaluate(*model, test_loader, num_classes);
+    test_accuracy = test.accuracy;
+    const double train_loss = p.loss_sum / static_cast<double>(std::max<int64_t>(p.seen, 1));
+    const double train_acc = static_cast<double>(p.correct) / static_cast<double>(std::max<int64_t>(p.seen, 1));
+    const double images_per_s = static_cast<double>(p.seen) / std::max(p.epoch_seconds, 1e-9);
+    metrics.write({{"kind", "epoch"}, {"epoch", epoch}, {"step", p.step}, {"train_loss", train_loss},
+                   {"train_acc", train_acc}, {"test_loss", test.loss}, {"test_acc", test.accuracy},
+                   {"lr", optimizer->get_lr()}, {"seconds", p.epoch_seconds}, {"images_per_s", images_per_s}});
+    std::cout << "epoch " << epoch + 1 << "/" << config.epochs << ": train loss " << fixed(train_loss, 4) << " acc "
+              << fixed(100 * train_acc, 2) << "% | test loss " << fixed(test.loss, 4) << " acc "
+              << fixed(100 * test.accuracy, 2) << "% | " << fixed(p.epoch_seconds, 1) << " s, "
+              << fixed(images_per_s, 0) << " images/s" << std::endl;
+
+    if (!schedule.per_step && schedule.scheduler) schedule.scheduler->step();
+    p.loader = loader.state();
+    p.loss_sum = 0;
+    p.correct = p.seen = 0;
+    p.epoch_seconds = 0;
+    p.elapsed_seconds = elapsed_before + seconds_since(run_start);
+    save_run_checkpoint(out, config, p, *model, *optimizer, schedule.scheduler.get());
+
+    // The report is rewritten every epoch, so it can be opened while training goes on.
+    if (epoch + 1 == config.epochs) {
+      write_samples(out, *model, data);
+      io::write_file(out / "eval.json", to_json(test, data.classes).dump(2) + "\n");
+    }
+    write_report(out.string());
+  }
+  std::cerr << "cohort: report in " << (out / "report.html").string() << "\n";
+  return test_accuracy;
+}
+
+}  // namespace cohort::app

@@ -1,0 +1,171 @@
+// DataLoader: batches of a Dataset, in the order of a Sampler, optionally loaded by worker threads.
+//
+//   auto ds = std::make_shared<data::TensorDataset>(images, labels);
+//   data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(32).shuffle(true).num_workers(2));
+//   while (loader.epoch() < epochs)
+//     for (const data::Batch& b : loader) train_step(b.input, b.target);   // one epoch per loop
+//
+// Simpler than libtorch's make_data_loader: one class, no dataset/sampler templates, no stacking
+// transform to spell out; batches come out in sampler order whatever the number of workers.
+//
+// The loader is a cursor over epochs, {epoch, batch}, where `batch` counts the batches of `epoch`
+// handed out so far (a range-for hands out batch k just before running the body for it).
+//   - `for (const data::Batch& b : loader)` runs the current epoch's batches from state().batch on.
+//     Inside the body, epoch() is the epoch of `b` and state().batch is b's position + 1 (so it is
+//     num_batches() in the last body). When the loop reaches the end, the cursor moves to {epoch + 1, 0}.
+//   - Breaking out of the loop (or an exception) leaves the cursor where it is: the next loop goes on
+//     with the next batch of the same epoch. After a break in the last body the cursor is
+//     {epoch, num_batches()}: the next loop has no batch and moves it to {epoch + 1, 0}, so
+//     `while (loader.epoch() < epochs)` never skips or repeats an epoch. A batch whose loading failed
+//     was not handed out; the next loop tries it again.
+//   - A checkpoint saves state() (anywhere, also inside the body); the resumed run calls load_state() on
+//     a loader built with the same dataset and options (and seed) and continues with exactly the batches
+//     the first run would have seen, bit for bit.
+//
+// Determinism: epoch e's order is sampler.indices(e); the transform of sample i in epoch e draws from
+// a Generator seeded with sample_seed(seed, e, i). So the batches depend only on the seed, the epoch
+// and the options, never on num_workers or thread timing.
+//
+// Threads: with num_workers = 0 batches are loaded in the caller's thread when the loop needs them.
+// With num_workers = W > 0, W threads load batch k in worker k % W, at most W * prefetch_factor
+// batches ahead of the caller (loaded or being loaded, not yet handed out), with autograd off and one
+// OpenMP thread each. The dataset's get() and the transform must be safe to call from several threads.
+// A loader is used from one thread, and by one loop at a time.
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "cohort/core/tensor.h"
+#include "cohort/data/dataset.h"
+#include "cohort/data/sampler.h"
+
+namespace cohort::data {
+
+// A batch of examples: input [B, ...], target [B] for 0-d targets or [B, ...] (undefined when the
+// dataset's targets are), indices = the dataset indices of the B examples, in order.
+struct Batch {
+  Tensor input;
+  Tensor target;
+  std::vector<int64_t> indices;
+  int64_t size() const { return static_cast<int64_t>(indices.size()); }
+};
+
+struct DataLoaderOptions {
+  DataLoaderOptions() = default;
+  explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
+
+  DataLoaderOptions& batch_size(int64_t v) { batch_size_ = v; return *this; }
+  // Shuffle with RandomSampler(dataset size, seed); ignored when a sampler is given.
+  DataLoaderOptions& shuffle(bool v) { shuffle_ = v; return *this; }
+  // Drop an epoch's last batch when it is smaller than batch_size.
+  DataLoaderOptions& drop_last(bool v) { drop_last_ = v; return *this; }
+  // 0: load in the caller's thread.
+  DataLoaderOptions& num_workers(int64_t v) { num_workers_ = v; return *this; }
+  // Batches each worker may load ahead of the caller.
+  DataLoaderOptions& prefetch_factor(int64_t v) { prefetch_factor_ = v; return *this; }
+  // Unset: drawn once from cohort::default_generator() when the loader is built (manual_seed decides).
+  DataLoaderOptions& seed(uint64_t v) { seed_ = v; return *this; }
+  // Applied to each example's input, with that sample's generator.
+  DataLoaderOptions& transform(Transform v) { transform_ = std::move(v); return *this; }
+  // Replaces the sequential / shuffled order, e.g. a DistributedSampler.
+  DataLoaderOptions& sampler(std::shared_ptr<Sampler> v) { sampler_ = std::move(v); return *this; }
+
+  int64_t batch_size() const { return batch_size_; }
+  bool shuffle() const { return shuffle_; }
+  bool drop_last() const { return drop_last_; }
+  int64_t num_workers() const { return num_workers_; }
+  int64_t prefetch_factor() const { return prefetch_factor_; }
+  const std::optional<uint64_t>& seed() const { return seed_; }
+  const Transform& transform() const { return transform_; }
+  const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
+
+ private:
+  int64_t batch_size_ = 64;
+  bool shuffle_ = false;
+  bool drop_last_ = false;
+  int64_t num_workers_ = 0;
+  int64_t prefetch_factor_ = 2;
+  std::optional<uint64_t> seed_;
+  Transform transform_;
+  std::shared_ptr<Sampler> sampler_;
+};
+
+// The seed of the Generator that the transform of sample `index` gets in epoch `epoch`; lets a test
+// or a notebook reproduce one sample's augmentation outside the loader.
+uint64_t sample_seed(uint64_t seed, int64_t epoch, int64_t index);
+
+class DataLoader {
+  struct Pipeline;  // the batches of one loop: the worker threads and their queue (dataloader.cpp)
+
+ public:
+  struct State {
+    int64_t epoch = 0;
+    int64_t batch = 0;  // batches of `epoch` handed out, in [0, num_batches()]
+  };
+
+  // Throws on a null or empty dataset, batch_size < 1, num_workers < 0, prefetch_factor < 1, or
+  // when drop_last leaves no batch at all.
+  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
+  // Stops and joins the workers of a running loop; its iterator then compares equal to end().
+  ~DataLoader();
+  DataLoader(DataLoader&& other) noexcept;
+  DataLoader& operator=(DataLoader&& other) noexcept;
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  int64_t num_batches() const { return num_batches_; }  // per epoch
+  int64_t epoch() const { return state_.epoch; }
+  uint64_t seed() const { return seed_; }
+  const DataLoaderOptions& options() const { return options_; }
+  const Dataset& dataset() const { return *dataset_; }
+
+  State state() const { return state_; }
+  // Throws when epoch < 0, batch is outside [0, num_batches()] or a loop is running.
+  void load_state(State state);
+  // Same as load_state({epoch, 0}).
+  void set_epoch(int64_t epoch);
+
+  // A single-pass iterator. Destroying it stops and joins the loop's workers.
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Batch;
+    using difference_type = std::ptrdiff_t;
+
+    Iterator(Iterator&&) noexcept;
+    Iterator& operator=(Iterator&&) noexcept;
+    ~Iterator();
+    const Batch& operator*() const { return current_; }
+    const Batch* operator->() const { return &current_; }
+    // Hands out the next batch; rethrows, as a cohort::Error naming the sample, batch and epoch,
+    // an exception thrown while loading it.
+    Iterator& operator++();
+    void operator++(int) { ++*this; }
+    bool operator==(std::default_sentinel_t) const { return pipe_ == nullptr; }
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(std::unique_ptr<Pipeline> pipe);
+    std::unique_ptr<Pipeline> pipe_;  // null once the loop is over
+    Batch current_;
+  };
+
+  // Starts a loop at state(); throws when another loop over this loader is still running.
+  Iterator begin();
+  std::default_sentinel_t end() const { return {}; }
+
+ private:
+  std::shared_ptr<const Dataset> dataset_;
+  DataLoaderOptions options_;
+  std::shared_ptr<Sampler> sampler_;
+  uint64_t seed_ = 0;
+  int64_t num_batches_ = 0;
+  State state_;
+  Pipeline* active_ = nullptr;  // the running loop, owned by its Iterator
+};
+
+}  // namespace cohort::data

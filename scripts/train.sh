@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds the `cohort` program (build/, Release) and trains
+# LeNet on Fashion-MNIST (Debian's dataset-fashion-mnist) for 3 epochs into runs/fashion-lenet.
+# Any argument is passed on to `cohort train` and overrides the defaults below, e.g.
+#   bash scripts/train.sh --epochs 1 --out runs/quick
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_APPS=ON >/dev/null
+cmake --build build -j2 --target cohort_cli
+
+# Later flags win, so the caller's arguments override these.
+exec build/cohort train --model lenet --dataset fashion-mnist --epochs 3 --batch-size 64 \
+  --lr 0.01 --momentum 0.9 --out runs/fashion-lenet "$@"

@@ -1,0 +1,298 @@
+// DataLoader: a cursor over epochs; each loop is a Pipeline that loads batches in the caller's thread
+// or in worker threads that run at most `capacity` batches ahead, handed out strictly in order.
+#include "cohort/data/dataloader.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/core/error.h"
+#include "cohort/ops/shape.h"
+
+namespace cohort::data {
+
+uint64_t sample_seed(uint64_t seed, int64_t epoch, int64_t index) {
+  // A different first step than RandomSampler's mix_seed(seed, epoch), so that the permutation and
+  // the transforms never share a stream.
+  constexpr uint64_t kTransformStream = 0x7472616e73666f72ull;  // "transfor"
+  return mix_seed(mix_seed(mix_seed(seed, kTransformStream), static_cast<uint64_t>(epoch)),
+                  static_cast<uint64_t>(index));
+}
+
+namespace {
+// A loaded batch waiting in the queue, or the exception that loading it threw.
+struct Slot {
+  bool ready = false;
+  Batch batch;
+  std::exception_ptr error;
+};
+}  // namespace
+
+struct DataLoader::Pipeline {
+  DataLoader* loader;  // null once the loader is destroyed: the loop then ends
+  // Fixed before the workers start, read-only after.
+  std::shared_ptr<const Dataset> dataset;
+  Transform transform;
+  std::vector<int64_t> order;
+  int64_t batch_size, epoch, num_batches;
+  uint64_t seed;
+  // The queue. `next` is the next batch to hand out; a worker may start batch k once
+  // k < next + capacity, which bounds the batches loaded or loading but not yet handed out.
+  int64_t next = 0;
+  int64_t capacity = 0;
+  std::vector<Slot> slots;  // batch k waits in slots[k % capacity]
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::condition_variable space, ready;
+  std::atomic<bool> stop{false};
+
+  ~Pipeline() {
+    shutdown();
+    if (loader != nullptr) loader->active_ = nullptr;
+  }
+
+  void start(int64_t workers, int64_t prefetch) {
+    capacity = workers * prefetch;
+    slots.resize(static_cast<size_t>(capacity));
+    for (int64_t w = 0; w < workers; ++w) {
+      int64_t first = next - next % workers + w;  // worker w loads the batches k with k % workers == w
+      if (first < next) first += workers;
+      threads.emplace_back([this, first, workers] { work(first, workers); });
+    }
+  }
+
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> l(mutex);  // under the lock, so no worker misses the wake-up
+      stop = true;
+    }
+    space.notify_all();
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+  }
+
+  void work(int64_t first, int64_t workers) {
+    NoGradGuard no_grad;
+    omp_set_num_threads(1);  // W workers already keep W cores busy; ops inside must not fan out
+    for (int64_t k = first; k < num_batches; k += workers) {
+      {
+        std::unique_lock<std::mutex> l(mutex);
+        space.wait(l, [&] { return stop || k < next + capacity; });
+        if (stop) return;
+      }
+      Slot s;
+      s.ready = true;
+      try {
+        s.batch = load(k);
+      } catch (...) {
+        s.error = std::current_exception();
+      }
+      const bool failed = s.error != nullptr;
+      {
+        std::lock_guard<std::mutex> l(mutex);
+        if (stop) return;
+        slots[static_cast<size_t>(k % capacity)] = std::move(s);
+      }
+      ready.notify_one();
+      if (failed) return;  // the caller stops at this batch; later ones would be wasted work
+    }
+  }
+
+  // Batch `next`, from the queue or loaded here; advances `next`.
+  Batch take() {
+    if (threads.empty()) return load(next++);
+    std::unique_lock<std::mutex> l(mutex);
+    Slot& slot = slots[static_cast<size_t>(next % capacity)];
+    ready.wait(l, [&] { return slot.ready; });
+    Slot s = std::move(slot);
+    slot = Slot{};
+    ++next;
+    l.unlock();
+    space.notify_all();
+    if (s.error) std::rethrow_exception(s.error);
+    return std::move(s.batch);
+  }
+
+  Batch load(int64_t k) const;
+};
+
+namespace {
+
+// Stacks one field of a batch's examples; all must have the same shape, or all be undefined.
+Tensor collate(const char* field, const std::vector<Tensor>& parts, const std::vector<int64_t>& indices,
+               int64_t batch, int64_t epoch) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    COHORT_CHECK(parts[i].defined() == parts[0].defined(), "DataLoader: batch ", batch, " of epoch ", epoch,
+                 " mixes examples with and without ", field, " (sample ", indices[0], ": ",
+                 parts[0].defined() ? "defined" : "undefined", ", sample ", indices[i], ": ",
+                 parts[i].defined() ? "defined" : "undefined", ")");
+    if (!parts[0].defined()) continue;
+    COHORT_CHECK(parts[i].sizes() == parts[0].sizes() && parts[i].dtype() == parts[0].dtype(),
+                 "DataLoader: cannot stack the ", field, "s of batch ", batch, " of epoch ", epoch, ": sample ",
+                 indices[0], " has ", parts[0].dtype(), " ", parts[0].sizes(), " but sample ", indices[i], " has ",
+                 parts[i].dtype(), " ", parts[i].sizes(), "; hint: give every example the same ", field,
+                 " shape and dtype (e.g. resize or crop in the transform)");
+  }
+  if (!parts[0].defined()) return Tensor();
+  return stack(parts);
+}
+
+}  // namespace
+
+Batch DataLoader::Pipeline::load(int64_t k) const {
+  NoGradGuard no_grad;  // also in the caller's thread: a loaded batch is data, never part of a graph
+  Batch b;
+  const int64_t begin = k * batch_size;
+  const int64_t end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(order.size()));
+  b.indices.assign(order.begin() + begin, order.begin() + end);
+  std::vector<Tensor> inputs, targets;
+  for (int64_t index : b.indices) {
+    if (stop) return {};  // the loop is being torn down: stop between samples, not after the batch
+    auto fail = [&](const char* message) {
+      return Error(detail::str("DataLoader: loading sample ", index, " (batch ", k, " of epoch ", epoch,
+                               ") failed: ", message));
+    };
+    try {
+      Example e = dataset->get(index);
+      COHORT_CHECK(e.input.defined(), "the dataset returned an undefined input");
+      if (transform) {
+        Generator gen(sample_seed(seed, epoch, index));
+        e.input = transform(e.input, gen);
+        COHORT_CHECK(e.input.defined(), "the transform returned an undefined tensor");
+      }
+      inputs.push_back(std::move(e.input));
+      targets.push_back(std::move(e.target));
+    } catch (const std::exception& e) {
+      throw fail(e.what());
+    } catch (...) {
+      throw fail("an exception that is not a std::exception");
+    }
+  }
+  b.input = collate("input", inputs, b.indices, k, epoch);
+  b.target = collate("target", targets, b.indices, k, epoch);
+  return b;
+}
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(std::move(options)) {
+  COHORT_CHECK(dataset_ != nullptr, "DataLoader: the dataset is null");
+  const int64_t n = dataset_->size();
+  COHORT_CHECK(n > 0, "DataLoader: the dataset is empty, got size ", n);
+  COHORT_CHECK(options_.batch_size() >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size());
+  COHORT_CHECK(options_.num_workers() >= 0, "DataLoader: num_workers must be non-negative, got ",
+               options_.num_workers(), "; hint: 0 loads in the caller's thread");
+  COHORT_CHECK(options_.prefetch_factor() >= 1, "DataLoader: prefetch_factor must be at least 1, got ",
+               options_.prefetch_factor());
+  seed_ = options_.seed() ? *options_.seed() : default_generator().next_u64();
+  sampler_ = options_.sampler();
+  if (!sampler_) {
+    if (options_.shuffle()) sampler_ = std::make_shared<RandomSampler>(n, seed_);
+    else sampler_ = std::make_shared<SequentialSampler>(n);
+  }
+  const int64_t count = sampler_->size(), bs = options_.batch_size();
+  num_batches_ = options_.drop_last() ? count / bs : (count + bs - 1) / bs;
+  COHORT_CHECK(num_batches_ > 0, "DataLoader: no batch to load: the sampler gives ", count,
+               " examples per epoch and drop_last drops a batch smaller than batch_size ", bs,
+               "; hint: lower batch_size or turn drop_last off");
+}
+
+DataLoader::~DataLoader() {
+  if (active_ != nullptr) {
+    active_->shutdown();
+    active_->loader = nullptr;
+  }
+}
+
+DataLoader::DataLoader(DataLoader&& other) noexcept
+    : dataset_(std::move(other.dataset_)), options_(std::move(other.options_)), sampler_(std::move(other.sampler_)),
+      seed_(other.seed_), num_batches_(other.num_batches_), state_(other.state_), active_(other.active_) {
+  other.active_ = nullptr;
+  if (active_ != nullptr) active_->loader = this;
+}
+
+DataLoader& DataLoader::operator=(DataLoader&& other) noexcept {
+  if (this == &other) return *this;
+  if (active_ != nullptr) {
+    active_->shutdown();
+    active_->loader = nullptr;
+  }
+  dataset_ = std::move(other.dataset_);
+  options_ = std::move(other.options_);
+  sampler_ = std::move(other.sampler_);
+  seed_ = other.seed_;
+  num_batches_ = other.num_batches_;
+  state_ = other.state_;
+  active_ = std::exchange(other.active_, nullptr);
+  if (active_ != nullptr) active_->loader = this;
+  return *this;
+}
+
+void DataLoader::load_state(State state) {
+  COHORT_CHECK(active_ == nullptr, "DataLoader::load_state: a loop over this loader is running; hint: move the "
+               "cursor between loops, not inside one");
+  COHORT_CHECK(state.epoch >= 0, "DataLoader::load_state: epoch must be non-negative, got ", state.epoch);
+  COHORT_CHECK(state.batch >= 0 && state.batch <= num_batches_, "DataLoader::load_state: batch must be in [0, ",
+               num_batches_, "] for this loader's ", num_batches_, " batches per epoch, got ", state.batch,
+               "; hint: was the checkpoint saved with another batch_size, drop_last or dataset?");
+  state_ = state;
+}
+
+void DataLoader::set_epoch(int64_t epoch) { load_state({epoch, 0}); }
+
+DataLoader::Iterator DataLoader::begin() {
+  COHORT_CHECK(active_ == nullptr, "DataLoader::begin: another loop over this loader is still running; hint: "
+               "finish or destroy its iterator first, or use a second loader");
+  auto pipe = std::make_unique<Pipeline>();
+  pipe->loader = this;
+  pipe->dataset = dataset_;
+  pipe->transform = options_.transform();
+  pipe->order = sampler_->indices(state_.epoch);
+  const int64_t n = dataset_->size(), count = static_cast<int64_t>(pipe->order.size());
+  COHORT_CHECK(count == sampler_->size(), "DataLoader: the sampler's size() is ", sampler_->size(),
+               " but it gave ", count, " indices for epoch ", state_.epoch);
+  for (int64_t index : pipe->order)
+    COHORT_CHECK(index >= 0 && index < n, "DataLoader: the sampler gave index ", index, " in epoch ", state_.epoch,
+                 " for a dataset of ", n, " examples; hint: build the sampler with the dataset's size");
+  pipe->batch_size = options_.batch_size();
+  pipe->epoch = state_.epoch;
+  pipe->num_batches = num_batches_;
+  pipe->seed = seed_;
+  pipe->next = state_.batch;
+  active_ = pipe.get();
+  if (options_.num_workers() > 0 && state_.batch < num_batches_) pipe->start(options_.num_workers(), options_.prefetch_factor());
+  return Iterator(std::move(pipe));
+}
+
+DataLoader::Iterator::Iterator(std::unique_ptr<Pipeline> pipe) : pipe_(std::move(pipe)) { ++*this; }
+DataLoader::Iterator::Iterator(Iterator&&) noexcept = default;
+DataLoader::Iterator& DataLoader::Iterator::operator=(Iterator&&) noexcept = default;
+DataLoader::Iterator::~Iterator() = default;
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  if (pipe_ == nullptr) return *this;
+  if (pipe_->loader == nullptr || pipe_->next == pipe_->num_batches) {
+    // The loop reached the end of the epoch, or the loader is gone (its destructor joined the workers).
+    if (pipe_->loader != nullptr) pipe_->loader->state_ = State{pipe_->epoch + 1, 0};
+    pipe_.reset();
+    current_ = Batch{};
+    return *this;
+  }
+  try {
+    current_ = pipe_->take();
+  } catch (...) {
+    pipe_.reset();  // the cursor stays at the failed batch
+    current_ = Batch{};
+    throw;
+  }
+  pipe_->loader->state_ = State{pipe_->epoch, pipe_->next};  // handed out
+  return *this;
+}
+
+}  // namespace cohort::data

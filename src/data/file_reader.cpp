@@ -1,0 +1,119 @@
+// Whole-file reads for the dataset readers: plain files in one read, .gz files inflated with zlib
+// into one buffer sized from the gzip trailer, so a reader parses bytes and never deals with streams.
+#include "data/file_reader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cohort/core/error.h"
+
+namespace cohort::data::detail {
+
+namespace fs = std::filesystem;
+
+void fail(const std::string& op, const std::string& path, const std::string& what) {
+  throw Error(op + ": " + path + ": " + what);
+}
+
+namespace {
+
+std::vector<uint8_t> read_plain(const std::string& path, const std::string& op) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail(op, path, "the file does not exist");
+  if (fs::is_directory(path, ec)) fail(op, path, "is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(op, path, std::string("cannot open the file (") + std::strerror(errno) + ")");
+  const std::streamoff size = in.tellg();
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.seekg(0);
+  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
+    fail(op, path, "reading the file failed after " + std::to_string(in.gcount()) + " of " + std::to_string(size) +
+                       " bytes");
+  return bytes;
+}
+
+// Frees zlib's state on every exit path, including throws.
+struct Inflater {
+  z_stream s{};
+  bool ready = false;
+  ~Inflater() {
+    if (ready) inflateEnd(&s);
+  }
+};
+
+std::vector<uint8_t> inflate_gzip(const std::vector<uint8_t>& in, const std::string& path, const std::string& op) {
+  if (in.size() < 2 || in[0] != 0x1f || in[1] != 0x8b)
+    fail(op, path, "the name ends in .gz but the file is not gzip data (it does not start with the bytes 1f 8b)");
+  if (in.size() < 18)
+    fail(op, path, "the gzip data is truncated: " + std::to_string(in.size()) +
+                       " bytes is shorter than a gzip header and trailer");
+  // The trailer's ISIZE is the uncompressed size mod 2^32 (of the last member): a good first guess,
+  // but capped, because in a truncated or corrupt file those bytes are garbage and could ask for 4 GiB.
+  // Data that compresses better than the cap allows simply grows the buffer by doubling.
+  const size_t n = in.size();
+  const size_t isize = size_t{in[n - 4]} | size_t{in[n - 3]} << 8 | size_t{in[n - 2]} << 16 | size_t{in[n - 1]} << 24;
+  std::vector<uint8_t> out(std::min(std::max<size_t>(isize, 1024), 8 * n + 4096));
+
+  Inflater z;
+  if (inflateInit2(&z.s, 16 + MAX_WBITS) != Z_OK) fail(op, path, "zlib could not start inflating");
+  z.ready = true;
+  size_t in_pos = 0, out_pos = 0;
+  for (;;) {
+    if (out_pos == out.size()) out.resize(out.size() * 2);
+    // avail_in/avail_out are 32-bit: feed at most 1 GiB at a time.
+    const size_t in_chunk = std::min<size_t>(n - in_pos, size_t{1} << 30);
+    const size_t out_chunk = std::min<size_t>(out.size() - out_pos, size_t{1} << 30);
+    z.s.next_in = const_cast<Bytef*>(in.data() + in_pos);
+    z.s.avail_in = static_cast<uInt>(in_chunk);
+    z.s.next_out = out.data() + out_pos;
+    z.s.avail_out = static_cast<uInt>(out_chunk);
+    const int ret = inflate(&z.s, Z_NO_FLUSH);
+    in_pos += in_chunk - z.s.avail_in;
+    out_pos += out_chunk - z.s.avail_out;
+    if (ret == Z_STREAM_END) {
+      if (in_pos == n) break;
+      // gzip allows several members back to back (cat a.gz b.gz); anything else is garbage.
+      if (n - in_pos < 2 || in[in_pos] != 0x1f || in[in_pos + 1] != 0x8b)
+        fail(op, path, "corrupt gzip file: " + std::to_string(n - in_pos) +
+                           " bytes of trailing data after the gzip stream");
+      inflateReset(&z.s);
+      continue;
+    }
+    if (ret == Z_DATA_ERROR || ret == Z_NEED_DICT || ret == Z_STREAM_ERROR)
+      fail(op, path, std::string("corrupt gzip data (zlib: ") + (z.s.msg ? z.s.msg : "invalid data") + ")");
+    if (ret == Z_MEM_ERROR) fail(op, path, "out of memory while inflating");
+    // Z_OK or Z_BUF_ERROR: more output space helps; with all input consumed, the stream was cut short.
+    if (in_pos == n && out_pos < out.size())
+      fail(op, path, "the gzip data is truncated (it ends after " + std::to_string(n) +
+                         " bytes, before the end of the compressed stream)");
+  }
+  out.resize(out_pos);
+  return out;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::vector<uint8_t> read_file(const std::string& path, const std::string& op) {
+  std::vector<uint8_t> bytes = read_plain(path, op);
+  if (ends_with(path, ".gz")) return inflate_gzip(bytes, path, op);
+  return bytes;
+}
+
+std::optional<std::string> find_plain_or_gz(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  if (fs::is_regular_file(path + ".gz", ec)) return path + ".gz";
+  return std::nullopt;
+}
+
+}  // namespace cohort::data::detail

@@ -1,0 +1,14 @@
+// io::write_file: the public face of the atomic writer.
+#include "cohort/io/file.h"
+
+#include "io/file_util.h"
+
+namespace cohort::io {
+
+void write_file(const std::filesystem::path& path, std::string_view bytes) {
+  detail::AtomicWriter writer(path, "write_file");
+  writer.write(bytes.data(), bytes.size());
+  writer.commit();
+}
+
+}  // namespace cohort::io

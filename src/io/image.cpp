@@ -1,0 +1,150 @@
+// PNG through stb_image_write / stb_image, text through stb_easy_font, whose quads are rasterised
+// here (they have integer corners, so a quad covers whole pixels and no anti-aliasing is needed).
+#include "cohort/io/image.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "cohort/data/image_grid.h"
+#include "cohort/ops/creation.h"
+#include "io/file_util.h"
+
+// The stb headers are C written for many compilers; their warnings are not ours.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_STATIC
+#include <stb/stb_image_write.h>
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STBI_ONLY_PNG
+#include <stb/stb_image.h>
+#include <stb/stb_easy_font.h>
+#pragma GCC diagnostic pop
+
+namespace cohort::io {
+
+namespace {
+
+void append_bytes(void* context, void* data, int size) {
+  auto* out = static_cast<std::vector<unsigned char>*>(context);
+  const auto* p = static_cast<const unsigned char*>(data);
+  out->insert(out->end(), p, p + size);
+}
+
+// uint8 HWC, checked, contiguous.
+Tensor to_png_layout(const Tensor& image) {
+  COHORT_CHECK(image.defined(), "write_png: the image is an undefined tensor");
+  if (image.is_floating_point()) {
+    COHORT_CHECK(image.dim() == 3 && (image.size(0) == 1 || image.size(0) == 3 || image.size(0) == 4),
+                 "write_png: a floating-point image must be [C, H, W] with C = 1, 3 or 4, got ", image.sizes(),
+                 image.dim() == 3 && image.size(2) <= 4 ? "; hint: this looks like HWC, use permute({2, 0, 1})" : "");
+    return data::to_uint8_hwc(image);
+  }
+  COHORT_CHECK(image.dtype() == kUInt8, "write_png: expected a uint8 [H, W, C] or float [C, H, W] image, got ",
+               image.dtype(), " ", image.sizes());
+  COHORT_CHECK(image.dim() == 3 && image.size(2) >= 1 && image.size(2) <= 4,
+               "write_png: a uint8 image must be [H, W, C] with C = 1, 2, 3 or 4, got ", image.sizes(),
+               image.dim() == 3 && image.size(0) <= 4 ? "; hint: this looks like CHW, use permute({1, 2, 0})" : "");
+  return image.contiguous();
+}
+
+// Font text is char*, non-const, and indexes a table by (c - 32): keep it in range.
+std::string printable(const std::string& text) {
+  std::string out = text;
+  for (char& c : out)
+    if (c == '\t') c = ' ';
+    else if (c != '\n' && (c < 32 || c > 126)) c = '?';
+  return out;
+}
+
+}  // namespace
+
+void write_png(const std::string& path, const Tensor& image) {
+  const Tensor hwc = to_png_layout(image);
+  const int64_t h = hwc.size(0), w = hwc.size(1), c = hwc.size(2);
+  COHORT_CHECK(h >= 1 && w >= 1, "write_png: the image is empty, got ", image.sizes());
+  COHORT_CHECK(h <= (1 << 24) && w * c <= (1 << 30), "write_png: the image is too large for PNG, got ", image.sizes());
+  // Encode first, so that a failure to encode leaves nothing on disk.
+  std::vector<unsigned char> bytes;
+  const int ok = stbi_write_png_to_func(append_bytes, &bytes, static_cast<int>(w), static_cast<int>(h),
+                                        static_cast<int>(c), hwc.data_ptr<uint8_t>(), static_cast<int>(w * c));
+  COHORT_CHECK(ok != 0, "write_png: stb_image_write failed to encode a ", image.sizes(), " image for '", path, "'");
+  detail::AtomicWriter out(path, "write_png");
+  out.write(bytes.data(), bytes.size());
+  out.commit();
+}
+
+Tensor read_png(const std::string& path) {
+  detail::FileReader file(path, "read_png");
+  std::vector<unsigned char> bytes(file.size());
+  file.read(0, bytes.data(), bytes.size());
+  COHORT_CHECK(bytes.size() <= static_cast<size_t>(INT32_MAX), "read_png: ", path, ": the file is too large (",
+               bytes.size(), " bytes)");
+  int w = 0, h = 0, c = 0;
+  stbi_uc* pixels = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, 0);
+  if (pixels == nullptr) file.fail(std::string("not a readable PNG file: ") + stbi_failure_reason());
+  Tensor out = empty({h, w, c}, TensorOptions(kUInt8));
+  std::memcpy(out.data_ptr<uint8_t>(), pixels, static_cast<size_t>(h) * w * c);
+  stbi_image_free(pixels);
+  return out;
+}
+
+int64_t text_width(const std::string& text, int scale) {
+  COHORT_CHECK(scale >= 1, "text_width: scale must be at least 1, got ", scale);
+  std::string s = printable(text);
+  return static_cast<int64_t>(stb_easy_font_width(s.data())) * scale;
+}
+
+int64_t text_height(const std::string& text, int scale) {
+  COHORT_CHECK(scale >= 1, "text_height: scale must be at least 1, got ", scale);
+  std::string s = printable(text);
+  return static_cast<int64_t>(stb_easy_font_height(s.data())) * scale;
+}
+
+void draw_text(const Tensor& image, int64_t x, int64_t y, const std::string& text, std::array<uint8_t, 3> color,
+               int scale) {
+  COHORT_CHECK(image.defined() && image.dtype() == kUInt8 && image.dim() == 3 && image.size(2) >= 1 &&
+                   image.size(2) <= 4,
+               "draw_text: expected a uint8 [H, W, C] image with C = 1..4, got ",
+               image.defined() ? image.toString() : std::string("an undefined tensor"),
+               "; hint: data::to_uint8_hwc converts a float CHW image");
+  COHORT_CHECK(scale >= 1, "draw_text: scale must be at least 1, got ", scale);
+  std::string s = printable(text);
+  // stb writes 4 vertices of 16 bytes per quad and silently truncates when the buffer is full;
+  // no glyph has more than 16 quads.
+  std::vector<char> buffer(64 * 16 * (s.size() + 1));
+  const int quads = stb_easy_font_print(0, 0, s.data(), nullptr, buffer.data(), static_cast<int>(buffer.size()));
+
+  const int64_t h = image.size(0), w = image.size(1), c = image.size(2);
+  const int64_t sh = image.stride(0), sw = image.stride(1), sc = image.stride(2);
+  uint8_t* base = image.data_ptr<uint8_t>();
+  // ITU-R BT.601 luma, as PIL's convert("L") does.
+  const auto grey = static_cast<uint8_t>((299 * color[0] + 587 * color[1] + 114 * color[2] + 500) / 1000);
+  uint8_t value[4] = {color[0], color[1], color[2], 255};
+  if (c <= 2) value[0] = grey, value[1] = 255;
+  bool drew = false;
+  for (int q = 0; q < quads; ++q) {
+    // Vertices 0 and 2 of a quad are its top-left and bottom-right corners.
+    float v0[2], v2[2];
+    std::memcpy(v0, buffer.data() + q * 64, sizeof v0);
+    std::memcpy(v2, buffer.data() + q * 64 + 32, sizeof v2);
+    const int64_t x0 = std::max<int64_t>(0, x + static_cast<int64_t>(v0[0]) * scale);
+    const int64_t y0 = std::max<int64_t>(0, y + static_cast<int64_t>(v0[1]) * scale);
+    const int64_t x1 = std::min<int64_t>(w, x + static_cast<int64_t>(v2[0]) * scale);
+    const int64_t y1 = std::min<int64_t>(h, y + static_cast<int64_t>(v2[1]) * scale);
+    for (int64_t py = y0; py < y1; ++py)
+      for (int64_t px = x0; px < x1; ++px) {
+        uint8_t* p = base + py * sh + px * sw;
+        for (int64_t ch = 0; ch < c; ++ch) p[ch * sc] = value[ch];
+        drew = true;
+      }
+  }
+  if (drew) image.unsafe_impl()->storage()->bump_version();
+}
+
+}  // namespace cohort::io

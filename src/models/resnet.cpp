@@ -1,0 +1,86 @@
+// ResNet with basic blocks, CIFAR stem (see cohort/models/resnet.h).
+#include "cohort/models/resnet.h"
+
+#include <numeric>
+
+#include "cohort/core/error.h"
+#include "cohort/nn/init.h"
+
+namespace cohort::models {
+
+namespace {
+
+// The 3x3 convolutions carry no bias: the batch norm after each one has its own.
+nn::Conv2d conv3x3(int64_t in, int64_t out, int64_t stride) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
+}
+
+// "resnet18" for {2, 2, 2, 2}: each block has two convolutions, plus the stem and fc.
+std::string resnet_arch(const std::array<int64_t, 4>& blocks) {
+  for (int64_t n : blocks)
+    COHORT_CHECK(n >= 1, "ResNet: every layer needs at least one block, got blocks {", blocks[0], ", ", blocks[1],
+                 ", ", blocks[2], ", ", blocks[3], "}");
+  return "resnet" + std::to_string(2 * std::accumulate(blocks.begin(), blocks.end(), int64_t{0}) + 2);
+}
+
+}  // namespace
+
+BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride) {
+  conv1 = register_module("conv1", conv3x3(in_channels, out_channels, stride));
+  bn1 = register_module("bn1", nn::BatchNorm2d(out_channels));
+  relu = register_module("relu", nn::ReLU());
+  conv2 = register_module("conv2", conv3x3(out_channels, out_channels, 1));
+  bn2 = register_module("bn2", nn::BatchNorm2d(out_channels));
+  // The sum needs x in the output's shape: a 1x1 convolution with the block's stride projects it.
+  if (stride != 1 || in_channels != out_channels) {
+    downsample = nn::Sequential(nn::Conv2d(nn::Conv2dOptions(in_channels, out_channels, 1).stride(stride).bias(false)),
+                                nn::BatchNorm2d(out_channels));
+    register_module("downsample", downsample);
+  }
+}
+
+Tensor BasicBlock::forward(const Tensor& x) {
+  Tensor out = relu(bn1(conv1(x)));
+  out = bn2(conv2(out));
+  return relu(out + (downsample ? downsample(x) : x));
+}
+
+ResNet::ResNet(const ModelOptions& options, std::array<int64_t, 4> blocks)
+    : Model(resnet_arch(blocks), options), blocks_(blocks) {
+  conv1 = register_module("conv1", conv3x3(options.in_channels(), 64, 1));
+  bn1 = register_module("bn1", nn::BatchNorm2d(64));
+  relu = register_module("relu", nn::ReLU());
+  const std::array<int64_t, 4> widths = {64, 128, 256, 512};
+  nn::Sequential* layers[4] = {&layer1, &layer2, &layer3, &layer4};
+  int64_t in = 64;
+  for (size_t i = 0; i < 4; ++i) {
+    nn::Sequential layer;
+    for (int64_t b = 0; b < blocks[i]; ++b) {
+      // Layers 2-4 halve the resolution in their first block.
+      const int64_t stride = (i > 0 && b == 0) ? 2 : 1;
+      layer->push_back(std::make_shared<BasicBlock>(in, widths[i], stride));
+      in = widths[i];
+    }
+    register_module("layer" + std::to_string(i + 1), layer);
+    *layers[i] = layer;
+  }
+  avgpool = register_module("avgpool", nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions(1)));
+  fc = register_module("fc", nn::Linear(512, options.num_classes()));
+
+  // He initialisation for the ReLU network (fan_out, as torchvision); batch norms start at the
+  // identity (weight 1, bias 0), which BatchNorm2d already does.
+  for (const auto& item : named_parameters())
+    if (item.value().dim() == 4) nn::init::kaiming_normal_(item.value(), 0, nn::init::FanMode::FanOut,
+                                                          nn::init::Nonlinearity::ReLU);
+}
+
+Tensor ResNet::forward(const Tensor& input) {
+  check_input(input, /*exact_size=*/false);
+  Tensor x = relu(bn1(conv1(input)));
+  x = layer4(layer3(layer2(layer1(x))));
+  return fc(avgpool(x).flatten(1));
+}
+
+std::shared_ptr<Model> ResNet::create_fresh() const { return std::make_shared<ResNet>(options(), blocks_); }
+
+}  // namespace cohort::models

@@ -1,0 +1,38 @@
+// backend_info(): oneDNN's version and the ISA it picked on this machine.
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include "cohort/ops/backend.h"
+
+namespace cohort {
+
+namespace {
+
+std::string isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "all (no specific ISA)";
+  }
+}
+
+}  // namespace
+
+BackendInfo backend_info() {
+  const dnnl_version_t* v = dnnl_version();
+  BackendInfo info;
+  info.onednn_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  info.cpu_isa = isa_name(dnnl_get_effective_cpu_isa());
+  info.openmp = std::to_string(_OPENMP);
+  return info;
+}
+
+}  // namespace cohort

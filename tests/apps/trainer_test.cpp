@@ -1,0 +1,148 @@
+// `cohort train` end to end on the synthetic dataset: outputs, exact resume (after an epoch and in
+// the middle of one), bad flags and a diverging loss.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cohort/cli.h"
+#include "cohort/io/safetensors.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/run_checkpoint.h"
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("cohort-trainer-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+// Runs `cohort <args>` in-process; returns the exit code and stderr's text.
+std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
+  args.insert(args.begin(), "cohort");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStderr();
+  int code = cohort::app::run_cli(static_cast<int>(argv.size()), argv.data());
+  return {code, ::testing::internal::GetCapturedStderr()};
+}
+
+std::vector<std::string> base_flags(const fs::path& out) {
+  return {"train", "--dataset", "synthetic", "--limit", "512", "--batch-size", "32", "--model", "lenet",
+          "--lr", "0.05", "--workers", "2", "--threads", "1", "--log-every", "4", "--no-progress",
+          "--out", out.string()};
+}
+
+std::vector<std::string> with(std::vector<std::string> flags, const std::vector<std::string>& more) {
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
+// metrics.jsonl without the timing fields, which differ run to run.
+std::vector<nlohmann::json> metrics_of(const fs::path& dir) {
+  std::vector<nlohmann::json> records;
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto r = nlohmann::json::parse(line);
+    if (r["kind"] == "config") continue;
+    for (const char* key : {"images_per_s", "elapsed_s", "seconds"}) r.erase(key);
+    records.push_back(r);
+  }
+  return records;
+}
+
+cohort::Tensor final_weight(const fs::path& dir) {
+  auto all = cohort::app::list_checkpoints(dir);
+  return cohort::io::load_safetensors(all.back())["model/fc3.weight"];
+}
+
+}  // namespace
+
+TEST(Trainer, WritesMetricsCheckpointsReportAndSamples) {
+  const fs::path out = fresh_dir("outputs");
+  auto [code, err] = run_cohort(with(base_flags(out), {"--epochs", "2"}));
+  ASSERT_EQ(code, 0) << err;
+  for (const char* file : {"metrics.jsonl", "report.html", "samples.png", "eval.json"})
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  EXPECT_EQ(cohort::app::list_checkpoints(out).size(), 2u);
+
+  auto records = metrics_of(out);
+  int epochs = 0, steps = 0;
+  for (const auto& r : records) (r["kind"] == "epoch" ? epochs : steps)++;
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(steps, 8);  // 16 steps per epoch, logged every 4
+  // The synthetic classes are easy: two epochs learn them.
+  EXPECT_GT(records.back()["test_acc"].get<double>(), 0.9) << records.back().dump();
+}
+
+TEST(Trainer, ResumeAfterAnEpochEqualsAnUninterruptedRun) {
+  const fs::path whole = fresh_dir("whole"), split = fresh_dir("split");
+  ASSERT_EQ(run_cohort(with(base_flags(whole), {"--epochs", "2"})).first, 0);
+  ASSERT_EQ(run_cohort(with(base_flags(split), {"--epochs", "1"})).first, 0);
+  auto [code, err] = run_cohort({"train", "--resume", split.string(), "--epochs", "2", "--no-progress"});
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_EQ(metrics_of(split), metrics_of(whole));
+  EXPECT_TRUE(cohort::equal(final_weight(split), final_weight(whole)));
+}
+
+TEST(Trainer, ResumeInTheMiddleOfAnEpochEqualsAnUninterruptedRun) {
+  const fs::path whole = fresh_dir("whole-mid"), cut = fresh_dir("cut");
+  ASSERT_EQ(run_cohort(with(base_flags(whole), {"--epochs", "2"})).first, 0);
+  // A run that checkpoints every 5 steps, "killed" after step 20 (epoch 2, batch 4): later
+  // checkpoints are removed, and metrics.jsonl keeps lines the dead run wrote after step 20.
+  ASSERT_EQ(run_cohort(with(base_flags(cut), {"--epochs", "2", "--checkpoint-every", "5", "--keep-checkpoints", "99"}))
+                .first,
+            0);
+  for (const auto& path : cohort::app::list_checkpoints(cut))
+    if (cohort::app::read_checkpoint(path).progress.step > 20) fs::remove(path);
+  ASSERT_EQ(cohort::app::read_checkpoint(cut).progress.step, 20);
+  auto [code, err] = run_cohort({"train", "--resume", cut.string(), "--no-progress"});
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_EQ(metrics_of(cut), metrics_of(whole));
+  EXPECT_TRUE(cohort::equal(final_weight(cut), final_weight(whole)));
+}
+
+TEST(Trainer, BadFlagsAreClearErrors) {
+  const fs::path out = fresh_dir("bad");
+  auto unknown = run_cohort(with(base_flags(out), {"--model", "alexnet"}));
+  EXPECT_EQ(unknown.first, 1);
+  EXPECT_THAT(unknown.second, HasSubstr("--model 'alexnet' is not known; choose one of lenet, blitz-cnn"));
+  auto zero = run_cohort(with(base_flags(out), {"--epochs", "0"}));
+  EXPECT_THAT(zero.second, HasSubstr("--epochs must be at least 1, got 0"));
+  auto not_a_number = run_cohort(with(base_flags(out), {"--lr", "fast"}));
+  EXPECT_EQ(not_a_number.first, 2);  // CLI11's usage error
+  auto no_run = run_cohort({"train", "--resume", (out / "nothing-here").string()});
+  EXPECT_THAT(no_run.second, HasSubstr("nothing-here does not exist (expected a run directory"));
+  fs::create_directories(out / "empty-run");
+  auto empty = run_cohort({"train", "--resume", (out / "empty-run").string()});
+  EXPECT_THAT(empty.second, HasSubstr("no checkpoint in"));
+  auto missing = run_cohort(with(base_flags(out), {"--dataset", "mnist", "--data-dir", "/nonexistent/mnist"}));
+  EXPECT_THAT(missing.second, HasSubstr("the MNIST directory /nonexistent/mnist does not exist"));
+}
+
+TEST(Trainer, ResumeRefusesAChangedRecipe) {
+  const fs::path out = fresh_dir("recipe");
+  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1"})).first, 0);
+  auto [code, err] = run_cohort({"train", "--resume", out.string(), "--lr", "0.1"});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("--lr 0.1 differs from the resumed run's 0.05"));
+}
+
+TEST(Trainer, DivergingLossStopsWithTheStepAndKeepsTheLastCheckpoint) {
+  const fs::path out = fresh_dir("diverge");
+  auto [code, err] = run_cohort(with(base_flags(out), {"--lr", "1e6", "--epochs", "2", "--checkpoint-every", "1"}));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("the loss is"));
+  EXPECT_THAT(err, HasSubstr("training stopped"));
+  // Whatever was checkpointed before the failure still loads.
+  for (const auto& path : cohort::app::list_checkpoints(out)) EXPECT_NO_THROW(cohort::app::read_checkpoint(path));
+}
