@@ -9,7 +9,9 @@
 // time. Among ready nodes the one created last runs first (PyTorch's order), which lets gradients of
 // the last layers finish early. The first error stops scheduling; it is rethrown on the calling
 // thread once the nodes in flight are done, so nothing hangs. Callbacks queued during the pass run
-// on the calling thread at its end.
+// on the calling thread at its end. Each device worker runs with its device's share of the intra-op
+// threads, and so does the calling thread while a graph spans several devices (Note [Threads per
+// device] in src/core/threads.cpp), so a data-parallel backward never starts more threads than cores.
 #include "cohort/autograd/engine.h"
 
 #include <condition_variable>
@@ -25,6 +27,7 @@
 #include "autograd/function_node.h"
 #include "autograd/meta.h"
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/threads.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -67,8 +70,7 @@ void schedule(GraphTask* task, Node* node);  // task->mutex held
 
 class DeviceWorker {
  public:
-  explicit DeviceWorker(int device_index) : thread_([this] { run(); }) {
-    (void)device_index;
+  explicit DeviceWorker(int device_index) : device_index_(device_index), thread_([this] { run(); }) {
     thread_.detach();  // lives for the process; never destroyed (see workers())
   }
   void push(ReadyItem item) {
@@ -81,6 +83,7 @@ class DeviceWorker {
 
  private:
   void run();
+  int device_index_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::priority_queue<ReadyItem> queue_;
@@ -177,6 +180,8 @@ void DeviceWorker::run() {
       item = queue_.top();
       queue_.pop();
     }
+    int threads = device_num_threads(Device(kCPU, device_index_));
+    if (threads != get_num_threads()) set_num_threads(threads);
     execute(item.task, item.node);
   }
 }
@@ -230,9 +235,11 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
   std::unordered_set<Node*> seen;
   for (auto& r : roots)
     if (seen.insert(r.get()).second) stack.push_back(r.get());
+  bool multi_device = false;
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
+    multi_device = multi_device || n->device() != task->owner_device;
     for (const auto& next : n->next_functions()) {
       if (!next) continue;
       ++task->dependencies[next.get()];
@@ -253,6 +260,9 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
     }
   }
 
+  // The calling thread is the owner device's worker for this pass; see Note [Threads per device].
+  const int caller_threads = get_num_threads();
+  if (multi_device) set_num_threads(device_num_threads(task->owner_device));
   {
     std::unique_lock<std::mutex> l(task->mutex);
     for (size_t i = 0; i < roots.size(); ++i) {
@@ -274,6 +284,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
       l.lock();
     }
   }
+  if (multi_device) set_num_threads(caller_threads);
 
   if (!keep_graph) {
     for (Node* n : seen) n->release();

@@ -7,9 +7,26 @@
 
 namespace cohort {
 
+namespace {
+thread_local ThreadGeneratorScope* t_scope = nullptr;
+}
+
 Generator& default_generator() {
+  if (t_scope) return t_scope->get();
   static Generator gen(0);
   return gen;
+}
+
+ThreadGeneratorScope::ThreadGeneratorScope(std::function<uint64_t()> seed)
+    : seed_(std::move(seed)), previous_(t_scope) {
+  t_scope = this;
+}
+
+ThreadGeneratorScope::~ThreadGeneratorScope() { t_scope = previous_; }
+
+Generator& ThreadGeneratorScope::get() {
+  if (!generator_) generator_.emplace(seed_());
+  return *generator_;
 }
 
 std::string Generator::get_state() {

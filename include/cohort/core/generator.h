@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -32,7 +34,27 @@ class Generator {
   std::mutex mutex_;
 };
 
+// The calling thread's default generator: the process-wide one, unless a ThreadGeneratorScope is
+// active on this thread.
 Generator& default_generator();
 void manual_seed(uint64_t seed);
+
+// While alive, default_generator() on the constructing thread is a generator of its own, created on
+// first use from seed() (so a thread that draws nothing costs nothing). Data-parallel replica threads
+// use it: Note [Replica RNG] in src/parallel/parallel_apply.cpp. Not copyable; must die on its thread.
+class ThreadGeneratorScope {
+ public:
+  explicit ThreadGeneratorScope(std::function<uint64_t()> seed);
+  ~ThreadGeneratorScope();
+  ThreadGeneratorScope(const ThreadGeneratorScope&) = delete;
+  ThreadGeneratorScope& operator=(const ThreadGeneratorScope&) = delete;
+  Generator& get();
+  bool used() const { return generator_.has_value(); }
+
+ private:
+  std::function<uint64_t()> seed_;
+  std::optional<Generator> generator_;
+  ThreadGeneratorScope* previous_;
+};
 
 }  // namespace cohort

@@ -1,0 +1,121 @@
+// The trainer's checkpoint files: round trip, pruning, and a full disk during a save.
+#include "cohort/run_checkpoint.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "cohort/core/generator.h"
+#include "cohort/models/model.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/optim/sgd.h"
+#include "support/error_of.h"
+
+namespace fs = std::filesystem;
+using namespace cohort;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct ScratchRun {
+  fs::path dir;
+  app::TrainConfig config;
+  std::shared_ptr<models::Model> model = models::create("mlp", models::ModelOptions().in_channels(1).image_size(8));
+  optim::SGD optimizer{model->parameters(), optim::SGDOptions(0.1).momentum(0.9)};
+
+  explicit ScratchRun(const std::string& name)
+      : dir(fs::temp_directory_path() / ("cohort-ckpt-test-" + std::to_string(::getpid())) / name) {
+    fs::remove_all(dir);
+    config.keep_checkpoints = 2;
+  }
+  fs::path save(int64_t step) {
+    app::TrainProgress p;
+    p.step = step;
+    p.loader = {step / 10, step % 10};
+    p.loss_sum = 0.1 * static_cast<double>(step);
+    return app::save_run_checkpoint(dir, config, p, *model, optimizer, nullptr);
+  }
+};
+
+// Makes every file write past `bytes` fail with EFBIG, as a full disk would, until destroyed.
+struct FileSizeLimit {
+  rlimit old{};
+  explicit FileSizeLimit(rlim_t bytes) {
+    std::signal(SIGXFSZ, SIG_IGN);  // else the kernel kills the process instead of failing the write
+    getrlimit(RLIMIT_FSIZE, &old);
+    rlimit limit = old;
+    limit.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() { setrlimit(RLIMIT_FSIZE, &old); }
+};
+
+}  // namespace
+
+TEST(RunCheckpoint, RoundTripsProgressConfigAndRng) {
+  ScratchRun run("roundtrip");
+  manual_seed(11);
+  const std::string rng = default_generator().get_state();
+  run.config.lr = 0.125;
+  const fs::path path = run.save(37);
+  EXPECT_EQ(path.filename(), "step-00000037.safetensors");
+  app::Checkpoint c = app::read_checkpoint(run.dir);
+  EXPECT_EQ(c.path, path);
+  EXPECT_EQ(c.progress.step, 37);
+  EXPECT_EQ(c.progress.loader.epoch, 3);
+  EXPECT_EQ(c.progress.loader.batch, 7);
+  EXPECT_EQ(c.progress.loss_sum, 0.1 * 37);  // exact: doubles round-trip through JSON
+  EXPECT_EQ(c.config.lr, 0.125);
+
+  ScratchRun other("roundtrip-other");
+  default_generator().manual_seed(99);
+  app::restore_checkpoint(c, *other.model, &other.optimizer, nullptr);
+  EXPECT_EQ(default_generator().get_state(), rng);
+  EXPECT_TRUE(equal(other.model->parameters()[0], run.model->parameters()[0]));
+}
+
+TEST(RunCheckpoint, KeepsOnlyTheNewest) {
+  ScratchRun run("prune");
+  for (int64_t step : {1, 2, 3, 4}) run.save(step);
+  auto all = app::list_checkpoints(run.dir);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].filename(), "step-00000003.safetensors");
+  EXPECT_EQ(all[1].filename(), "step-00000004.safetensors");
+}
+
+TEST(RunCheckpoint, AFullDiskFailsCleanlyAndKeepsThePreviousCheckpoint) {
+  ScratchRun run("full-disk");
+  const fs::path good = run.save(1);
+  const auto size = fs::file_size(good);
+  {
+    FileSizeLimit limit(size / 2);
+    std::string error = cohort::testing::error_of([&] { run.save(2); });
+    EXPECT_THAT(error, HasSubstr("step-00000002.safetensors"));
+    EXPECT_THAT(error, HasSubstr("File too large"));
+  }
+  auto all = app::list_checkpoints(run.dir);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0], good);
+  for (const auto& entry : fs::directory_iterator(run.dir / "checkpoints"))
+    EXPECT_EQ(entry.path(), good) << "left behind: " << entry.path();
+  ScratchRun fresh("full-disk-reader");
+  EXPECT_NO_THROW(app::restore_checkpoint(app::read_checkpoint(run.dir), *fresh.model, &fresh.optimizer, nullptr));
+}
+
+TEST(RunCheckpoint, ErrorsNameTheFile) {
+  ScratchRun run("errors");
+  fs::create_directories(run.dir);
+  const fs::path junk = run.dir / "junk.safetensors";
+  { std::ofstream(junk) << "not a checkpoint"; }
+  EXPECT_THAT(cohort::testing::error_of([&] { app::read_checkpoint(junk); }), HasSubstr(junk.string()));
+  // A checkpoint of another model is refused before the optimizer is touched.
+  run.save(5);
+  auto lenet = models::create("lenet", models::ModelOptions().in_channels(1).image_size(28));
+  EXPECT_THAT(cohort::testing::error_of([&] { app::restore_checkpoint(app::read_checkpoint(run.dir), *lenet, nullptr, nullptr); }),
+              HasSubstr("load_state_dict"));
+}
