@@ -168,10 +168,17 @@ void Module::to(Device device, DType dtype, bool non_blocking) {
   to(device, non_blocking);
 }
 
+// PyTorch's order: module by module (depth first), each module's parameters, then its buffers.
+void Module::collect_state(const std::string& prefix, StateDict& out) const {
+  for (const auto* registry : {&parameters_, &buffers_})
+    for (const auto& item : *registry)
+      if (item.value().defined()) out.insert(prefix + item.key(), item.value().detach());
+  for (const auto& child : children_) child.value()->collect_state(prefix + child.key() + ".", out);
+}
+
 StateDict Module::state_dict() const {
   StateDict out;
-  for (auto& item : named_parameters()) out.insert(item.key(), item.value().detach());
-  for (auto& item : named_buffers()) out.insert(item.key(), item.value().detach());
+  collect_state("", out);
   return out;
 }
 

@@ -146,3 +146,27 @@ TEST(Trainer, DivergingLossStopsWithTheStepAndKeepsTheLastCheckpoint) {
   // Whatever was checkpointed before the failure still loads.
   for (const auto& path : cohort::app::list_checkpoints(out)) EXPECT_NO_THROW(cohort::app::read_checkpoint(path));
 }
+
+TEST(Trainer, EvalPrintsAccuracyPerClassAndConfusion) {
+  const fs::path out = fresh_dir("eval");
+  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1"})).first, 0);
+  ::testing::internal::CaptureStdout();
+  auto [code, err] = run_cohort({"eval", "--checkpoint", out.string(), "--json", (out / "again.json").string()});
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(printed, HasSubstr("Accuracy of the network on the 512 test images:"));
+  EXPECT_THAT(printed, HasSubstr("Accuracy for class: pattern 3"));
+  EXPECT_THAT(printed, HasSubstr("Confusion matrix"));
+  // The same numbers as the trainer's own evaluation at the end of the run.
+  std::ifstream a(out / "eval.json"), b(out / "again.json");
+  EXPECT_EQ(nlohmann::json::parse(a)["confusion"], nlohmann::json::parse(b)["confusion"]);
+}
+
+TEST(Trainer, InfoNamesTheBuildAndTheIsa) {
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run_cohort({"info"}).first, 0);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_THAT(printed, HasSubstr("oneDNN:   "));
+  EXPECT_THAT(printed, HasSubstr("ISA in use: "));
+  EXPECT_THAT(printed, HasSubstr("devices:  "));
+}

@@ -102,14 +102,16 @@ class ModelsMatchPyTorch : public ::testing::TestWithParam<std::string> {
 TEST_P(ModelsMatchPyTorch, StateDictNamesShapesAndParameterCount) {
   const json& c = fixture();
   auto model = shared_model(c.at("model"), options_of(c));
-  std::vector<std::string> want_params, want_buffers;
-  for (const json& e : c.at("state_dict")) (e.at("parameter") ? want_params : want_buffers).push_back(e.at("name"));
-  // By kind, in PyTorch's order. (cohort's state_dict lists all parameters, then all buffers;
-  // PyTorch interleaves them per module. Loading is by name, so both map one-to-one.)
+  std::vector<std::string> want_params, want_buffers, want_all;
+  for (const json& e : c.at("state_dict")) {
+    (e.at("parameter") ? want_params : want_buffers).push_back(e.at("name"));
+    want_all.push_back(e.at("name"));
+  }
   EXPECT_EQ(model->named_parameters().keys(), want_params);
   EXPECT_EQ(model->named_buffers().keys(), want_buffers);
   nn::StateDict state = model->state_dict();
-  EXPECT_EQ(state.size(), c.at("state_dict").size());
+  // PyTorch's order too: module by module, parameters then buffers.
+  EXPECT_EQ(state.keys(), want_all);
   for (const json& e : c.at("state_dict")) {
     const Tensor* t = state.find(e.at("name"));
     ASSERT_NE(t, nullptr) << e.at("name");

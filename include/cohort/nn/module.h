@@ -83,7 +83,8 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void to(DType dtype, bool non_blocking = false);
   virtual void to(Device device, DType dtype, bool non_blocking = false);
 
-  // Parameters and buffers by dotted name, as detached tensors sharing storage.
+  // Parameters and buffers by dotted name, as detached tensors sharing storage, in PyTorch's order:
+  // module by module, each module's parameters then its buffers (bn1.weight, bn1.bias, bn1.running_mean).
   StateDict state_dict() const;
   // Copies values in by name. strict: every key must match both ways; all problems (missing,
   // unexpected, mis-shaped) are listed in one error, and nothing is copied when there is one.
@@ -120,6 +121,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void add_child(std::string name, std::shared_ptr<Module> module);
   void replace_child(const std::string& name, std::shared_ptr<Module> module);
   void collect(const std::string& prefix, bool params, bool recurse, StateDict& out) const;
+  void collect_state(const std::string& prefix, StateDict& out) const;
   void convert(const std::function<Tensor(const Tensor&)>& f);
 
   mutable std::string name_;
