@@ -4,8 +4,8 @@
 # per epoch and training images/s, then the mean final accuracy of each and the speed ratio.
 #   bash bench/compare_train.sh [--epochs 3] [--threads 1] [--seeds "0 1 2"] [--build build]
 # Needs python3-torch (bash scripts/install-deps.sh --oracle). PyTorch reads the data pre-normalised
-# from memory, cohort through its DataLoader (decode + normalise per sample, 2 workers), so the data
-# path favours PyTorch.
+# from memory; cohort converts and normalises every sample in its DataLoader, in the training thread
+# (--workers 0), so both use exactly `--threads` cores and the data path favours PyTorch.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,7 +26,7 @@ tmp=$(mktemp -d /tmp/compare-train.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 for seed in $seeds; do
   echo "== seed $seed, $threads thread(s), $epochs epochs"
-  OMP_NUM_THREADS=$threads "$build/cohort" train --model lenet --dataset fashion-mnist --epochs "$epochs" \
+  OMP_NUM_THREADS=$threads "$build/cohort" train --model lenet --dataset fashion-mnist --epochs "$epochs" --workers 0 \
     --batch-size 64 --lr 0.01 --momentum 0.9 --seed "$seed" --threads "$threads" --no-progress \
     --out "$tmp/cohort-$seed" 2>/dev/null | sed 's/^/cohort /'
   OMP_NUM_THREADS=$threads /usr/bin/python3 bench/train_fashion_torch.py --epochs "$epochs" --seed "$seed" \

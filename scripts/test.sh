@@ -17,9 +17,12 @@ done
 jobs=2
 
 bash scripts/install-deps.sh
+# ccache keys on paths relative to the checkout, so another clone of the same sources hits the cache.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 echo "== Release build (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
+cmake -S . -B build "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=OFF
 cmake --build build -j"$jobs"
 
@@ -29,7 +32,7 @@ fi
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 echo "== Sanitizer build (build-asan/)"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+cmake -S . -B build-asan "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
 

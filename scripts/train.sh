@@ -7,7 +7,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_APPS=ON >/dev/null
+# ccache keys on paths relative to the checkout, so another clone of the same sources hits the cache.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_APPS=ON >/dev/null
 cmake --build build -j2 --target cohort_cli
 
 # Later flags win, so the caller's arguments override these.
