@@ -68,3 +68,6 @@
 #include "cohort/parallel/markers.h"
 #include "cohort/parallel/plan.h"
 #include "cohort/parallel/scatter.h"
+#include "cohort/parallel/data_parallel.h"
+#include "cohort/parallel/parallel_apply.h"
+#include "cohort/parallel/replicate.h"

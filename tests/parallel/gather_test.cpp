@@ -10,6 +10,7 @@
 #include <cohort/parallel/gather.h>
 #include <cohort/parallel/scatter.h>
 
+#include "support/devices.h"
 #include "support/error_of.h"
 
 using namespace cohort;
@@ -18,20 +19,8 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class ParallelGather : public ::testing::Test {
- protected:
-  void SetUp() override {
-    saved_ = device_count();
-    set_device_count(8);
-  }
-  void TearDown() override { set_device_count(saved_); }
-  static std::vector<Device> first(int n) {
-    std::vector<Device> d;
-    for (int i = 0; i < n; ++i) d.emplace_back(kCPU, i);
-    return d;
-  }
-  int saved_ = 1;
-};
+// Eight virtual CPU devices, whatever the machine has.
+using ParallelGather = cohort::testing::WithDevices<8>;
 
 // One tensor per replica r, of the given shape, on cpu:r.
 std::vector<Tensor> per_replica(const std::vector<Shape>& shapes, DType dtype = kFloat32) {

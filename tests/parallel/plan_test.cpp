@@ -10,6 +10,7 @@
 #include <cohort/core/storage.h>
 #include <cohort/parallel/plan.h>
 
+#include "support/devices.h"
 #include "support/error_of.h"
 
 using namespace cohort;
@@ -19,20 +20,8 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class ParallelPlan : public ::testing::Test {
- protected:
-  void SetUp() override {
-    saved_ = device_count();
-    set_device_count(8);
-  }
-  void TearDown() override { set_device_count(saved_); }
-  static std::vector<Device> first(int n) {
-    std::vector<Device> d;
-    for (int i = 0; i < n; ++i) d.emplace_back(kCPU, i);
-    return d;
-  }
-  int saved_ = 1;
-};
+// Eight virtual CPU devices, whatever the machine has.
+using ParallelPlan = cohort::testing::WithDevices<8>;
 
 struct Config {
   int heads = 4;

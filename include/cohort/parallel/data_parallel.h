@@ -1,0 +1,189 @@
+// nn::DataParallel and parallel::data_parallel: one forward split over several CPU devices.
+//
+//   auto net = std::make_shared<Net>();                       // on cpu:0
+//   auto dp = std::make_shared<nn::DataParallel<Net>>(net);  // all devices; or a list: {"cpu:0", "cpu:1"}
+//   optim::SGD opt(dp->parameters(), 0.1);                    // the same tensors as net->parameters()
+//   Tensor loss = mse_loss((*dp)(x), y);  loss.backward();  opt.step();
+//
+// A call plans the split (plan.h), scatters the arguments (any number, of any kind scatter takes:
+// tensors, Broadcast, Split, Share, containers), runs one replica per device in use at once
+// (parallel_apply.h), and gathers what the module's forward returns onto the output device
+// (gather.h; 0-d outputs become the sample-weighted mean by default). Replicas are built on the
+// first call and kept; before each call only changed values are copied, and each replica parameter
+// is linked to the master's, so backward sums every replica's gradient into the master's .grad
+// (Note [Replica synchronisation], src/parallel/replicate.cpp). Buffers: Note [Replica buffers].
+// A call whose plan has one replica (one device, a batch of 1, no arguments) calls the module.
+// The wrapper's parameters, buffers, submodules and state_dict() are the module's, without a
+// "module." prefix; hooks registered on the module run once per call, around the whole call.
+// Throws cohort::Error for an empty device list, DeviceError for a device that does not exist and
+// for a module not on the first device; a replica's failure as one Error naming every failed one.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "cohort/nn/module.h"
+#include "cohort/parallel/gather.h"
+#include "cohort/parallel/parallel_apply.h"
+#include "cohort/parallel/plan.h"
+#include "cohort/parallel/replicate.h"
+#include "cohort/parallel/scatter.h"
+
+namespace cohort::parallel {
+
+// What survives of the replicas' buffer updates (batch-norm running statistics).
+enum class BufferRule {
+  kExact,        // batch norm: the statistics of the whole batch, as one device would compute them;
+                 // other buffers: the first replica's (as kFirstReplica)
+  kFirstReplica  // PyTorch: the replica on the first device's buffers become the module's
+};
+
+struct DataParallelOptions {
+  DataParallelOptions& output_device(Device d) { output_device_ = d; return *this; }
+  DataParallelOptions& scatter(ScatterOptions s) { scatter_ = std::move(s); return *this; }
+  DataParallelOptions& dim(int64_t d) { scatter_.dim(d); return *this; }
+  DataParallelOptions& rule(SplitRule r) { scatter_.rule(r); return *this; }
+  DataParallelOptions& scalars(Reduction r) { scalars_ = r; return *this; }
+  DataParallelOptions& buffers(BufferRule b) { buffers_ = b; return *this; }
+  const std::optional<Device>& output_device() const { return output_device_; }
+  const ScatterOptions& scatter() const { return scatter_; }
+  Reduction scalars() const { return scalars_; }
+  BufferRule buffers() const { return buffers_; }
+
+ private:
+  std::optional<Device> output_device_;  // default: the first device
+  ScatterOptions scatter_;
+  Reduction scalars_ = kMean;
+  BufferRule buffers_ = BufferRule::kExact;
+};
+
+namespace detail {
+
+// The type-independent part of DataParallel (data_parallel.cpp).
+class DataParallelCore {
+ public:
+  DataParallelCore(std::shared_ptr<nn::Module> master, std::vector<Device> devices, DataParallelOptions options);
+  ~DataParallelCore();
+  void check_master() const;  // every parameter and buffer on devices()[0]
+  // Replica indices (into devices()) for the plan's devices.
+  std::vector<size_t> indices(const Plan& plan) const;
+  void set_replicas(std::vector<std::shared_ptr<nn::Module>> replicas);
+  bool has_replicas() const;
+  void before_forward(const std::vector<size_t>& which);
+  void after_forward(const std::vector<size_t>& which, const Plan& plan);
+  const std::vector<Device>& devices() const;
+  const DataParallelOptions& options() const;
+  Device output_device() const;
+  const SyncStats& stats() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+template <class T>
+inline constexpr bool kAllTensors = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+
+}  // namespace detail
+}  // namespace cohort::parallel
+
+namespace cohort::nn {
+
+template <class M>
+class DataParallel : public Module {
+ public:
+  explicit DataParallel(std::shared_ptr<M> module, std::vector<Device> devices = parallel::all_devices(),
+                        parallel::DataParallelOptions options = {})
+      : Module("DataParallel"), module_(std::move(module)), core_(checked(module_), std::move(devices), options) {
+    // The module's own tensors and children, by the same handles: no "module." prefix anywhere.
+    for (const auto& p : module_->named_parameters(false)) register_parameter(p.key(), p.value(), p.value().requires_grad());
+    for (const auto& b : module_->named_buffers(false)) register_buffer(b.key(), b.value());
+    for (const auto& c : module_->named_children()) register_module(c.key(), c.value());
+  }
+
+  template <class... Args>
+  auto forward(const Args&... args) {
+    core_.check_master();
+    parallel::Plan plan = parallel::plan(core_.devices(), core_.options().scatter(), args...);
+    auto run = [&] { return run_plan(plan, args...); };
+    using Out = decltype(run());
+    if constexpr ((parallel::detail::kAllTensors<Args> && ...) && std::is_same_v<Out, Tensor>) {
+      return module_->call_with_hooks(std::vector<Tensor>{args...}, run);  // the module's hooks, once
+    } else {
+      return run();
+    }
+  }
+  template <class... Args>
+  auto operator()(const Args&... args) { return forward(args...); }
+
+  const std::shared_ptr<M>& module() const { return module_; }
+  const std::vector<std::shared_ptr<M>>& replicas() const { return replicas_; }
+  const parallel::SyncStats& sync_stats() const { return core_.stats(); }
+  const std::vector<Device>& device_ids() const { return core_.devices(); }
+
+  void train(bool on = true) override { Module::train(on); module_->train(on); }
+  void to(Device d, bool non_blocking = false) override { module_->to(d, non_blocking); }
+  void to(DType t, bool non_blocking = false) override { module_->to(t, non_blocking); }
+  void to(Device d, DType t, bool non_blocking = false) override { module_->to(d, t, non_blocking); }
+  void pretty_print(std::ostream& os) const override {
+    os << "DataParallel(devices=[";
+    for (size_t i = 0; i < core_.devices().size(); ++i) os << (i ? ", " : "") << core_.devices()[i];
+    os << "], output_device=" << core_.output_device() << ")";
+  }
+
+ private:
+  static std::shared_ptr<Module> checked(const std::shared_ptr<M>& m) {
+    COHORT_CHECK(m != nullptr, "DataParallel: the module is empty (nullptr); hint: construct it first");
+    return m;
+  }
+
+  template <class... Args>
+  auto run_plan(const parallel::Plan& plan, const Args&... args) {
+    auto inputs = parallel::scatter(plan, args...);
+    auto call = [](M& m, const auto&... a) { return m.forward(a...); };
+    if (plan.replicas() == 1) {  // one device, a batch of 1, no arguments: the module itself
+      auto out = std::apply([&](const auto&... a) { return call(*module_, a...); }, inputs[0]);
+      if (plan.devices[0] == core_.output_device()) return out;
+      return parallel::gather(std::vector<decltype(out)>{out}, core_.output_device(), gather_options(plan));
+    }
+    if (!core_.has_replicas()) {
+      replicas_ = parallel::replicate(module_, core_.devices());
+      core_.set_replicas({replicas_.begin(), replicas_.end()});
+    }
+    std::vector<size_t> which = core_.indices(plan);
+    std::vector<std::shared_ptr<M>> used;
+    for (size_t i : which) used.push_back(replicas_[i]);
+    core_.before_forward(which);
+    auto outputs = parallel::parallel_apply(used, inputs, plan.devices, call);
+    core_.after_forward(which, plan);
+    return parallel::gather(outputs, core_.output_device(), gather_options(plan));
+  }
+
+  parallel::GatherOptions gather_options(const parallel::Plan& plan) const {
+    return parallel::GatherOptions(plan).scalars(core_.options().scalars());
+  }
+
+  std::shared_ptr<M> module_;
+  parallel::detail::DataParallelCore core_;
+  std::vector<std::shared_ptr<M>> replicas_;
+};
+
+}  // namespace cohort::nn
+
+namespace cohort::parallel {
+
+// The functional form (libtorch's torch::nn::parallel::data_parallel): one call, replicas built for
+// it and dropped after. output_device nullopt means devices[0]. See nn::DataParallel.
+template <class M, class... Args>
+auto data_parallel(const std::shared_ptr<M>& module, std::vector<Device> devices, std::optional<Device> output_device,
+                   DataParallelOptions options, const Args&... args) {
+  if (output_device) options.output_device(*output_device);
+  nn::DataParallel<M> wrapper(module, std::move(devices), options);
+  return wrapper.forward(args...);
+}
+
+}  // namespace cohort::parallel

@@ -1,0 +1,104 @@
+// parallel::parallel_apply: each replica's forward on its own device thread, all at once.
+//
+//   auto inputs = parallel::scatter(p, x);                      // one std::tuple per replica
+//   auto outputs = parallel::parallel_apply(replicas, inputs, p.devices);
+//   // outputs[r] = replicas[r]->forward(std::get<0>(inputs[r])...), computed on p.devices[r]'s thread
+//
+// Each replica runs on the persistent worker thread of its device (one per device), with the
+// device's share of the cores as intra-op threads (Note [Threads per device], core/threads.h), the
+// caller's grad mode, and a random generator of its own (Note [Replica RNG] in parallel_apply.cpp).
+// The default dtype and anomaly mode are process-wide, so replicas see the caller's. One replica
+// runs directly on the calling thread, drawing from the caller's generator, as a plain call would.
+// Waits for every replica, then, if any threw, throws one cohort::Error that lists each failed
+// replica: its index, device, input shapes and message. Throws cohort::Error when the three lists
+// differ in length, DeviceError for a device that does not exist.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cohort/core/device.h"
+#include "cohort/core/tensor.h"
+#include "cohort/parallel/markers.h"
+
+namespace cohort::parallel {
+
+namespace detail {
+
+struct ReplicaJob {
+  Device device;
+  std::string inputs;  // the input shapes, for the error message
+  std::function<void()> run;
+};
+// Runs every job on its device's thread (inline when there is one job, or when called from a device
+// thread), waits for all, and throws one Error listing the failures, prefixed with `op`.
+void run_replicas(const char* op, std::vector<ReplicaJob>& jobs);
+void check_apply_sizes(size_t replicas, size_t inputs, size_t devices);
+
+// "[10, 5], [10, 5, 3], <value>": the shapes of the tensors in one replica's arguments.
+template <class T>
+void describe(std::ostream& os, const T& a) {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (std::is_same_v<U, Tensor>) {
+    if (a.defined()) os << a.sizes(); else os << "<undefined>";
+  } else if constexpr (IsVector<U>::value) {
+    os << '{';
+    for (size_t i = 0; i < a.size(); ++i) { if (i) os << ", "; describe(os, a[i]); }
+    os << '}';
+  } else if constexpr (IsStringMap<U>::value) {
+    os << '{';
+    bool first = true;
+    for (const auto& [k, v] : a) { os << (first ? "" : ", ") << k << ": "; describe(os, v); first = false; }
+    os << '}';
+  } else if constexpr (IsTuple<U>::value) {
+    os << '(';
+    std::apply([&](const auto&... e) { size_t i = 0; ((os << (i++ ? ", " : ""), describe(os, e)), ...); }, a);
+    os << ')';
+  } else {
+    os << "<value>";
+  }
+}
+template <class Tuple>
+std::string describe_arguments(const Tuple& args) {
+  std::ostringstream os;
+  std::apply([&](const auto&... e) { size_t i = 0; ((os << (i++ ? ", " : ""), describe(os, e)), ...); }, args);
+  return os.str();
+}
+
+}  // namespace detail
+
+// outputs[r] = fn(*replicas[r], args of inputs[r]...) on devices[r]'s thread; see above.
+template <class M, class Tuple, class Fn>
+auto parallel_apply(const std::vector<std::shared_ptr<M>>& replicas, const std::vector<Tuple>& inputs,
+                    const std::vector<Device>& devices, Fn fn) {
+  using Out = std::decay_t<decltype(std::apply([&](const auto&... a) { return fn(*replicas[0], a...); }, inputs[0]))>;
+  detail::check_apply_sizes(replicas.size(), inputs.size(), devices.size());
+  std::vector<std::optional<Out>> slots(replicas.size());
+  std::vector<detail::ReplicaJob> jobs;
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    jobs.push_back({devices[r], detail::describe_arguments(inputs[r]), [&, r] {
+                      slots[r].emplace(std::apply([&](const auto&... a) { return fn(*replicas[r], a...); }, inputs[r]));
+                    }});
+  }
+  detail::run_replicas("parallel_apply", jobs);
+  std::vector<Out> outputs;
+  outputs.reserve(slots.size());
+  for (auto& s : slots) outputs.push_back(std::move(*s));
+  return outputs;
+}
+
+// The same with each replica's forward(args...).
+template <class M, class Tuple>
+auto parallel_apply(const std::vector<std::shared_ptr<M>>& replicas, const std::vector<Tuple>& inputs,
+                    const std::vector<Device>& devices) {
+  return parallel_apply(replicas, inputs, devices, [](M& m, const auto&... a) { return m.forward(a...); });
+}
+
+}  // namespace cohort::parallel

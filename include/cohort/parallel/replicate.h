@@ -1,0 +1,69 @@
+// parallel::replicate: copies of a module on other devices, built once and kept in step with it.
+//
+//   auto replicas = parallel::replicate(net, {"cpu:0", "cpu:1"});   // std::vector<std::shared_ptr<Net>>
+//   parallel::ReplicaSync sync(net, {replicas[0], replicas[1]});
+//   sync.synchronize({0, 1});   // before each forward: changed values copied in, parameters linked to net's
+//
+// replicate uses Module::clone(device) (nn::Cloneable, models::Model::clone_model), so a module that
+// cannot clone throws its hint. Each replica is a deep copy; see Note [Replica synchronisation] in
+// src/parallel/replicate.cpp for how ReplicaSync keeps replicas equal to the master and routes their
+// gradients into the master's .grad.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cohort/core/device.h"
+#include "cohort/nn/module.h"
+
+namespace cohort::parallel {
+
+namespace detail {
+std::shared_ptr<nn::Module> clone_to(const nn::Module& module, Device device);
+[[noreturn]] void throw_wrong_type(const nn::Module& module, Device device);
+}  // namespace detail
+
+// One deep copy of `module` per device, of the module's own type (no forward hooks on the copy
+// itself). Throws cohort::Error when the module cannot clone, DeviceError for a missing device.
+template <class M>
+std::vector<std::shared_ptr<M>> replicate(const std::shared_ptr<M>& module, const std::vector<Device>& devices) {
+  std::vector<std::shared_ptr<M>> out;
+  for (Device d : devices) {
+    auto copy = std::dynamic_pointer_cast<M>(detail::clone_to(*module, d));
+    if (!copy) detail::throw_wrong_type(*module, d);
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+// How many tensors synchronize() copied: the test of "only when changed".
+struct SyncStats {
+  int64_t parameters_copied = 0;
+  int64_t buffers_copied = 0;
+  int64_t bytes_copied = 0;
+};
+
+// Keeps replicas (made by replicate from `master`) in step with the master, across calls.
+class ReplicaSync {
+ public:
+  ReplicaSync(std::shared_ptr<nn::Module> master, std::vector<std::shared_ptr<nn::Module>> replicas);
+  ~ReplicaSync();
+  ReplicaSync(ReplicaSync&&) noexcept;
+  ReplicaSync& operator=(ReplicaSync&&) noexcept;
+
+  // Before a forward that uses the replicas numbered in `which`: copies every parameter and buffer whose value
+  // changed on either side since the last copy, follows the master's train/eval mode, and, under
+  // grad mode, makes each replica parameter a differentiable copy of its master (gradients sum
+  // into master.grad). A replica on the master's device shares the master's parameter memory.
+  void synchronize(const std::vector<size_t>& which);
+  const SyncStats& stats() const;
+  const std::vector<std::shared_ptr<nn::Module>>& replicas() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cohort::parallel

@@ -1,0 +1,166 @@
+// replicate and ReplicaSync: replicas built once, then kept equal to the master at little cost.
+//
+// Note [Replica synchronisation]
+// PyTorch's DataParallel re-replicates the module on every forward: a broadcast of every parameter
+// and buffer and a shallow copy of every submodule, each step. cohort builds the replicas once
+// (Module::clone(device)) and, before each forward, only does what changed:
+//  - Values. Each replica tensor remembers (master storage, master version, own storage, own
+//    version) as of its last copy. Storage version counters count in-place writes (optimizer steps,
+//    load_state_dict, batch-norm running statistics), so equal quadruples mean equal values and the
+//    copy is skipped; anything else copies (a dtype or shape change re-points the replica tensor).
+//    Between steps of plain training the parameters change once (optimizer.step) and are copied
+//    once; several forwards without a step copy nothing.
+//  - The replica on the master's device shares the master's parameter memory (no copy at all); its
+//    buffers are its own, so a replica's batch-norm update never lands in the master by accident
+//    (DataParallel merges them on purpose: Note [Replica buffers] in data_parallel.cpp).
+//  - Gradients. Under grad mode each replica parameter gets, every forward, a fresh grad_fn
+//    "BroadcastBackward" whose only input is its master parameter and whose backward moves the
+//    gradient to the master's device: the replica parameter becomes a differentiable copy of the
+//    master (the same as replica = master.to(device) through autograd, without copying the data
+//    again). One loss.backward() on the gathered output then reaches every replica's graph, each
+//    runs on its device's engine worker in parallel (Note [Backward engine]), and the engine sums
+//    the replicas' contributions into the master's AccumulateGrad. Without grad mode (evaluation)
+//    the replica parameters are detached, so no graph is kept.
+//  - Mode. Each replica module follows its master module's train/eval flag, module by module.
+#include "cohort/parallel/replicate.h"
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/autograd/record.h"
+#include "cohort/core/error.h"
+#include "cohort/core/generator.h"
+#include "ops/internal.h"
+
+namespace cohort::parallel {
+
+namespace detail {
+
+std::shared_ptr<nn::Module> clone_to(const nn::Module& module, Device device) {
+  check_device(device, "replicate");
+  // Cloneable::clone runs reset(), which initialises from the default generator before the values
+  // are overwritten: restore the stream, so that replicating never changes the data drawn next.
+  const std::string rng = default_generator().get_state();
+  auto copy = module.clone(device);
+  default_generator().set_state(rng);
+  return copy;
+}
+
+void throw_wrong_type(const nn::Module& module, Device device) {
+  throw Error(::cohort::detail::str("replicate: the clone of ", module.name(), " on ", device,
+                                    " is not of the module's type; hint: its clone() must return a copy of its own "
+                                    "class (derive it from nn::Cloneable<", module.name(), ">)"));
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Seen {
+  const StorageImpl* master = nullptr;
+  uint32_t master_version = 0;
+  const StorageImpl* replica = nullptr;
+  uint32_t replica_version = 0;
+};
+
+struct TensorPair {
+  Tensor master, replica;
+  Seen seen;
+  bool is_parameter;
+};
+
+Seen seen_now(const Tensor& m, const Tensor& p) {
+  return {m.unsafe_impl()->storage().get(), m._version(), p.unsafe_impl()->storage().get(), p._version()};
+}
+
+bool same(const Seen& a, const Seen& b) {
+  return a.master == b.master && a.master_version == b.master_version && a.replica == b.replica &&
+         a.replica_version == b.replica_version;
+}
+
+void repoint(const Tensor& p, const Tensor& source) {
+  TensorImpl* s = source.unsafe_impl();
+  p.unsafe_impl()->set_storage(s->storage(), s->dtype(), s->sizes().vec(), s->strides().vec(), s->offset());
+}
+
+}  // namespace
+
+struct ReplicaSync::State {
+  std::shared_ptr<nn::Module> master;
+  std::vector<std::shared_ptr<nn::Module>> replicas;
+  std::vector<std::vector<TensorPair>> tensors;  // per replica
+  std::vector<std::vector<std::pair<std::shared_ptr<nn::Module>, std::shared_ptr<nn::Module>>>> modules;
+  SyncStats stats;
+};
+
+ReplicaSync::ReplicaSync(std::shared_ptr<nn::Module> master, std::vector<std::shared_ptr<nn::Module>> replicas)
+    : state_(std::make_unique<State>()) {
+  state_->master = master;
+  auto master_params = master->named_parameters(), master_buffers = master->named_buffers();
+  auto master_modules = master->modules();
+  for (auto& replica : replicas) {
+    auto params = replica->named_parameters(), buffers = replica->named_buffers();
+    auto modules = replica->modules();
+    COHORT_CHECK(params.keys() == master_params.keys() && buffers.keys() == master_buffers.keys() &&
+                     modules.size() == master_modules.size(),
+                 "ReplicaSync: a replica of ", master->name(), " does not have the master's parameters, buffers and "
+                 "submodules; hint: build replicas with parallel::replicate(master, devices)");
+    std::vector<TensorPair> pairs;
+    for (size_t i = 0; i < params.size(); ++i)
+      pairs.push_back({master_params[i].value(), params[i].value(), {}, true});
+    for (size_t i = 0; i < buffers.size(); ++i)
+      pairs.push_back({master_buffers[i].value(), buffers[i].value(), {}, false});
+    state_->tensors.push_back(std::move(pairs));
+    std::vector<std::pair<std::shared_ptr<nn::Module>, std::shared_ptr<nn::Module>>> mods;
+    for (size_t i = 0; i < modules.size(); ++i) mods.emplace_back(master_modules[i], modules[i]);
+    state_->modules.push_back(std::move(mods));
+  }
+  state_->replicas = std::move(replicas);
+}
+
+ReplicaSync::~ReplicaSync() = default;
+ReplicaSync::ReplicaSync(ReplicaSync&&) noexcept = default;
+ReplicaSync& ReplicaSync::operator=(ReplicaSync&&) noexcept = default;
+
+void ReplicaSync::synchronize(const std::vector<size_t>& which) {
+  const bool grad_mode = GradMode::is_enabled();
+  for (size_t r : which) {
+    COHORT_CHECK(r < state_->replicas.size(), "ReplicaSync::synchronize: no replica ", r, " (there are ",
+                 state_->replicas.size(), ")");
+    for (auto& [m, p] : state_->modules[r])
+      if (p->is_training() != m->is_training()) p->train(m->is_training());
+    for (TensorPair& t : state_->tensors[r]) {
+      const Tensor &m = t.master, &p = t.replica;
+      p.detach_();  // drop the previous step's link before writing
+      {
+        NoGradGuard no_grad;
+        if (t.is_parameter && p.device() == m.device()) {
+          if (p.unsafe_impl()->storage() != m.unsafe_impl()->storage() || p.sizes() != m.sizes() ||
+              p.strides() != m.strides() || p.storage_offset() != m.storage_offset() || p.dtype() != m.dtype())
+            repoint(p, m);
+        } else if (!same(t.seen, seen_now(m, p)) || p.sizes() != m.sizes() || p.dtype() != m.dtype()) {
+          if (p.sizes() != m.sizes() || p.dtype() != m.dtype()) {
+            repoint(p, m.to(p.device(), /*non_blocking=*/false, /*copy=*/true));
+          } else {
+            p.copy_(m);
+          }
+          (t.is_parameter ? state_->stats.parameters_copied : state_->stats.buffers_copied) += 1;
+          state_->stats.bytes_copied += static_cast<int64_t>(p.nbytes());
+          t.seen = seen_now(m, p);
+        }
+      }
+      if (t.is_parameter && grad_mode && m.requires_grad()) {
+        Tensor view = ::cohort::detail::make_view(p, p.sizes().vec(), p.strides().vec(), p.storage_offset());
+        const Device device = m.device();
+        const DType dtype = m.dtype();
+        Tensor linked = autograd::record("BroadcastBackward", view, {m}, [device, dtype](const Tensor& g) {
+          return std::vector<Tensor>{g.to(TensorOptions(dtype).device(device))};
+        });
+        ::cohort::detail::rebase_history(p, linked);
+      }
+    }
+  }
+}
+
+const SyncStats& ReplicaSync::stats() const { return state_->stats; }
+const std::vector<std::shared_ptr<nn::Module>>& ReplicaSync::replicas() const { return state_->replicas; }
+
+}  // namespace cohort::parallel

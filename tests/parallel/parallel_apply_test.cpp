@@ -1,0 +1,149 @@
+// parallel_apply: one thread per device, grad mode carried over, one error naming every failed
+// replica, deterministic per-replica random streams; the replicas' backward on the device workers.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <thread>
+
+#include <cohort/cohort.h>
+#include <cohort/parallel/data_parallel.h>
+#include <cohort/parallel/parallel_apply.h>
+#include <cohort/parallel/scatter.h>
+
+#include "support/error_of.h"
+#include "support/devices.h"
+
+using namespace cohort;
+using cohort::testing::error_of;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct Probe : nn::Module {
+  Tensor forward(const Tensor& x) {
+    grad_enabled = GradMode::is_enabled();
+    thread = std::this_thread::get_id();
+    threads = get_num_threads();
+    COHORT_CHECK(x.size(0) != fail_size, "Probe: refusing a chunk of ", x.size(0));
+    return x * 2;
+  }
+  bool grad_enabled = false;
+  std::thread::id thread;
+  int threads = 0;
+  int64_t fail_size = -1;
+};
+
+class ParallelApply : public cohort::testing::WithDevices<3> {
+ protected:
+  std::vector<Device> devices{"cpu:0", "cpu:1", "cpu:2"};
+};
+
+TEST_F(ParallelApply, RunsEachReplicaOnItsOwnThreadWithTheCallersGradMode) {
+  std::vector<std::shared_ptr<Probe>> replicas{std::make_shared<Probe>(), std::make_shared<Probe>(), std::make_shared<Probe>()};
+  Tensor x = randn({10, 4});
+  auto p = parallel::plan(devices, {}, x);
+  auto inputs = parallel::scatter(p, x);
+  {
+    NoGradGuard no_grad;
+    auto out = parallel::parallel_apply(replicas, inputs, p.devices);
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_TRUE(allclose(out[1], std::get<0>(inputs[1]) * 2));
+    EXPECT_EQ(out[2].device(), Device("cpu:2"));
+  }
+  for (auto& r : replicas) EXPECT_FALSE(r->grad_enabled);
+  EXPECT_NE(replicas[0]->thread, replicas[1]->thread);
+  EXPECT_NE(replicas[1]->thread, std::this_thread::get_id());
+  int total = 0;
+  for (auto& r : replicas) total += r->threads;
+  EXPECT_LE(total, std::max(core_count(), 3));  // the cores divided, at least one each
+  parallel::parallel_apply(replicas, inputs, p.devices);
+  for (auto& r : replicas) EXPECT_TRUE(r->grad_enabled);
+}
+
+TEST_F(ParallelApply, ListsEveryFailedReplicaInOneError) {
+  std::vector<std::shared_ptr<Probe>> replicas{std::make_shared<Probe>(), std::make_shared<Probe>(), std::make_shared<Probe>()};
+  for (auto& r : replicas) r->fail_size = 3;  // 10 on 3 -> 4, 3, 3: replicas 1 and 2 fail
+  Tensor x = randn({10, 4});
+  auto p = parallel::plan(devices, {}, x);
+  auto inputs = parallel::scatter(p, x);
+  std::string msg = error_of([&] { parallel::parallel_apply(replicas, inputs, p.devices); });
+  EXPECT_THAT(msg, HasSubstr("parallel_apply: 2 of 3 replicas failed"));
+  EXPECT_THAT(msg, HasSubstr("replica 1 on cpu:1 (inputs [3, 4]): Probe: refusing a chunk of 3"));
+  EXPECT_THAT(msg, HasSubstr("replica 2 on cpu:2"));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("replica 0")));
+  // Nothing hangs, and the threads are usable again.
+  for (auto& r : replicas) r->fail_size = -1;
+  EXPECT_EQ(parallel::parallel_apply(replicas, inputs, p.devices).size(), 3u);
+}
+
+TEST_F(ParallelApply, MismatchedListsAreAnError) {
+  std::vector<std::shared_ptr<Probe>> replicas{std::make_shared<Probe>()};
+  std::vector<std::tuple<Tensor>> inputs{{randn({2})}, {randn({2})}};
+  EXPECT_THAT(error_of([&] { parallel::parallel_apply(replicas, inputs, devices); }),
+              HasSubstr("got 1 replicas, 2 inputs and 3 devices"));
+}
+
+struct Noise : nn::Module {
+  Tensor forward(const Tensor& x) { return x + randn(x.sizes(), TensorOptions().device(x.device())); }
+};
+
+TEST_F(ParallelApply, ReplicaRandomStreamsRepeatForASeedAndLeaveTheCallerAloneWhenUnused) {
+  std::vector<std::shared_ptr<Noise>> noise{std::make_shared<Noise>(), std::make_shared<Noise>()};
+  std::vector<Device> two{"cpu:0", "cpu:1"};
+  Tensor x = zeros({6, 2});
+  auto p = parallel::plan(two, {}, x);
+  auto inputs = parallel::scatter(p, x);
+  manual_seed(7);
+  auto a = parallel::parallel_apply(noise, inputs, p.devices);
+  manual_seed(7);
+  auto b = parallel::parallel_apply(noise, inputs, p.devices);
+  EXPECT_TRUE(equal(a[0], b[0]));
+  EXPECT_TRUE(equal(a[1], b[1]));
+  EXPECT_FALSE(equal(a[0], a[1].to("cpu:0")));  // each replica has a stream of its own
+  // Replicas that draw nothing leave the caller's stream where it was.
+  std::vector<std::shared_ptr<Probe>> probes{std::make_shared<Probe>(), std::make_shared<Probe>()};
+  manual_seed(3);
+  Tensor expected = randn({3});
+  manual_seed(3);
+  parallel::parallel_apply(probes, inputs, p.devices);
+  EXPECT_TRUE(equal(randn({3}), expected));
+}
+
+// Backward of each replica runs on its device's engine worker, with that device's thread share.
+struct ThreadProbe : nn::Cloneable<ThreadProbe> {
+  ThreadProbe() { reset(); }
+  void reset() override { fc = register_module("fc", nn::Linear(2, 2)); }
+  Tensor forward(const Tensor& x) {
+    Tensor h = fc(x);
+    Device d = x.device();
+    auto record = probes;
+    h.register_hook([record, d](const Tensor&) {
+      std::lock_guard<std::mutex> l(record->first);
+      record->second.emplace_back(d, std::this_thread::get_id(), get_num_threads());
+    });
+    return h;
+  }
+  nn::Linear fc{nullptr};
+  std::shared_ptr<std::pair<std::mutex, std::vector<std::tuple<Device, std::thread::id, int>>>> probes =
+      std::make_shared<std::pair<std::mutex, std::vector<std::tuple<Device, std::thread::id, int>>>>();
+};
+
+TEST_F(ParallelApply, ReplicaBackwardRunsOnDeviceWorkersWithTheirThreadShare) {
+  auto net = std::make_shared<ThreadProbe>();
+  nn::DataParallel<ThreadProbe> dp(net, devices);
+  const int caller_threads = get_num_threads();
+  dp.forward(randn({6, 2})).sum().backward();
+  EXPECT_EQ(get_num_threads(), caller_threads);  // restored after the pass
+  ASSERT_EQ(net->probes->second.size(), 3u);
+  for (const auto& [device, thread, threads] : net->probes->second) {
+    EXPECT_EQ(threads, device_num_threads(device)) << device;
+    if (device != Device("cpu:0")) {
+      EXPECT_NE(thread, std::this_thread::get_id()) << device;
+    } else {
+      EXPECT_EQ(thread, std::this_thread::get_id());
+    }
+  }
+}
+
+}  // namespace
