@@ -49,6 +49,10 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
       ->capture_default_str();
   cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")->capture_default_str();
   cmd.add_option("--threads", c.threads, "Intra-op threads (0: one per core)")->capture_default_str();
+  cmd.add_option("--devices", c.devices,
+                 "Train with DataParallel over these CPU devices: a list (cpu:0,cpu:1) or a count (2); "
+                 "the same results as one device up to float rounding")
+      ->capture_default_str();
   cmd.add_option("--workers", c.workers, "Data-loading threads (0: load in the training thread)")
       ->capture_default_str();
   cmd.add_option("--limit", c.limit, "Use only the first N training and test images (0: all)")->capture_default_str();
@@ -79,7 +83,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
     const std::string flag = opt->get_name(false, true);
     std::string key = flag.substr(2);
     std::replace(key.begin(), key.end(), '-', '_');
-    if (key == "epochs" || key == "threads" || key == "workers" || key == "progress" || key == "resume" ||
+    if (key == "epochs" || key == "threads" || key == "workers" || key == "devices" || key == "progress" || key == "resume" ||
         key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help")
       continue;
     if (key == "out") {
@@ -94,6 +98,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   }
   if (cmd.get_option("--epochs")->count()) c.epochs = given.epochs;
   if (cmd.get_option("--workers")->count()) c.workers = given.workers;
+  if (cmd.get_option("--devices")->count()) c.devices = given.devices;
   c.threads = given.threads;
   c.progress = given.progress;
   if (cmd.get_option("--checkpoint-every")->count()) c.checkpoint_every = given.checkpoint_every;

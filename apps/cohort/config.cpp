@@ -47,6 +47,37 @@ void TrainConfig::validate() const {
   COHORT_CHECK(keep_checkpoints >= 1, "cohort train: --keep-checkpoints must be at least 1, got ", keep_checkpoints);
   COHORT_CHECK(log_every >= 1, "cohort train: --log-every must be at least 1, got ", log_every);
   COHORT_CHECK(!out.empty(), "cohort train: --out must name a directory");
+  parse_devices(devices);
+}
+
+std::vector<Device> parse_devices(const std::string& spec) {
+  std::vector<Device> devices;
+  const bool is_count = !spec.empty() && std::all_of(spec.begin(), spec.end(), ::isdigit);
+  if (is_count) {
+    const int n = std::stoi(spec);
+    COHORT_CHECK(n >= 1 && n <= device_count(), "cohort train: --devices ", spec, " asks for ", n, " devices but ",
+                 device_count(), " exist; hint: set COHORT_CPU_DEVICES for more virtual devices");
+    for (int i = 0; i < n; ++i) devices.emplace_back(kCPU, i);
+    return devices;
+  }
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    Device d = [&] {
+      try {
+        return Device(item);
+      } catch (const Error& e) {
+        throw Error("cohort train: --devices '" + spec + "': " + e.what());
+      }
+    }();
+    COHORT_CHECK(d.index() < device_count(), "cohort train: --devices '", spec, "': ", d, " does not exist (",
+                 device_count(), " CPU devices); hint: set COHORT_CPU_DEVICES for more virtual devices");
+    COHORT_CHECK(std::find(devices.begin(), devices.end(), d) == devices.end(), "cohort train: --devices '", spec,
+                 "' names ", d, " twice");
+    devices.push_back(d);
+  }
+  COHORT_CHECK(!devices.empty(), "cohort train: --devices must name at least one device, got '", spec, "'");
+  return devices;
 }
 
 nlohmann::json to_json(const TrainConfig& c) {
@@ -54,6 +85,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
           {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
+          {"devices", c.devices},
           {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
           {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every}};
 }
@@ -73,6 +105,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.scheduler = j.at("scheduler");
     c.seed = j.at("seed");
     c.workers = j.at("workers");
+    c.devices = j.value("devices", "cpu:0");
     c.limit = j.at("limit");
     c.checkpoint_every = j.at("checkpoint_every");
     c.keep_checkpoints = j.at("keep_checkpoints");

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "cohort/core/device.h"
+
 namespace cohort::app {
 
 struct TrainConfig {
@@ -23,6 +25,7 @@ struct TrainConfig {
   std::string scheduler = "none";          // none, step, cosine, onecycle
   uint64_t seed = 0;
   int threads = 0;                         // 0: all cores
+  std::string devices = "cpu:0";           // "cpu:0,cpu:1" or a count "2": DataParallel over them
   int workers = 2;                         // DataLoader threads
   int64_t limit = 0;                       // > 0: only the first `limit` train and test examples
   std::string out = "runs/latest";
@@ -35,6 +38,10 @@ struct TrainConfig {
   // Throws a cohort::Error naming the flag when a value is out of range or unknown.
   void validate() const;
 };
+
+// The devices of `spec` ("cpu:0,cpu:1", or "2" for the first two). Throws naming --devices when a
+// device does not exist or appears twice.
+std::vector<Device> parse_devices(const std::string& spec);
 
 // The fields that define the run's results (everything but where and how fast it runs).
 nlohmann::json to_json(const TrainConfig& config);

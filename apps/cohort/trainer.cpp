@@ -27,6 +27,7 @@
 #include "cohort/nn/functional/loss.h"
 #include "cohort/ops/shape.h"
 #include "cohort/optim_setup.h"
+#include "cohort/parallel/data_parallel.h"
 #include "cohort/progress.h"
 #include "cohort/report.h"
 #include "cohort/run_checkpoint.h"
@@ -86,6 +87,12 @@ double train(const TrainConfig& config) {
                                                 .num_classes(num_classes)
                                                 .image_size(data.image_size));
   auto optimizer = make_optimizer(config, model->parameters());
+  // With several devices the wrapper splits each batch; the model (its master copy) is what the
+  // optimizer, the checkpoints and the evaluation see.
+  const std::vector<Device> devices = parse_devices(config.devices);
+  std::shared_ptr<nn::DataParallel<models::Model>> parallel;
+  if (devices.size() > 1) parallel = std::make_shared<nn::DataParallel<models::Model>>(model, devices);
+  auto forward = [&](const Tensor& x) { return parallel ? parallel->forward(x) : model->forward(x); };
 
   data::DataLoader loader(data.train, data::DataLoaderOptions()
                                           .batch_size(config.batch_size)
@@ -114,7 +121,6 @@ double train(const TrainConfig& config) {
     nlohmann::json head = to_json(config);
     head["kind"] = "config";
     head["threads"] = get_num_threads();
-    head["devices"] = "cpu:0";
     head["version"] = COHORT_VERSION;
     head["train_size"] = data.train->size();
     head["test_size"] = data.test->size();
@@ -123,7 +129,7 @@ double train(const TrainConfig& config) {
   }
   std::cerr << "cohort: training " << config.model << " on " << config.dataset << " (" << data.train->size()
             << " train, " << data.test->size() << " test images from " << data.source << "), "
-            << get_num_threads() << " threads, output in " << out.string() << "\n";
+            << get_num_threads() << " threads on " << config.devices << ", output in " << out.string() << "\n";
 
   const Clock::time_point run_start = Clock::now();
   const double elapsed_before = p.elapsed_seconds;
@@ -136,7 +142,7 @@ double train(const TrainConfig& config) {
     const double epoch_seconds_before = p.epoch_seconds;
     model->train();
     for (const data::Batch& batch : loader) {
-      Tensor logits = model->forward(batch.input);
+      Tensor logits = forward(batch.input);
       Tensor loss = nn::functional::cross_entropy(logits, batch.target);
       // Checked before the update, so no NaN reaches the weights or a checkpoint.
       const double loss_value = loss.item<double>();

@@ -71,3 +71,4 @@
 #include "cohort/parallel/data_parallel.h"
 #include "cohort/parallel/parallel_apply.h"
 #include "cohort/parallel/replicate.h"
+#include "cohort/parallel/accumulate.h"

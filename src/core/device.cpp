@@ -5,19 +5,35 @@
 // replicas run side by side on disjoint cores. n defaults to the number of cores this process may
 // use and is set by $COHORT_CPU_DEVICES or set_device_count(); more devices than cores is allowed
 // (tests, demos of an 8-device tutorial) and warned about once.
+//
+// Note [Device properties]
+// The partition is by count: with c cores (the process's affinity set, in OS order) and n <= c
+// devices, cpu:i gets c/n consecutive cores, the first c%n devices one more; with n > c devices,
+// cpu:i runs on core i%c and shares it with the other devices mapped there (core_share 1/k for k
+// devices on a core). cohort does not pin threads to these cores; the partition is what the thread
+// shares (Note [Threads per device]) are sized from. Memory in use is the device allocator's count
+// (storage.h). The imbalance rule compares core_share and total_memory, not memory in use: the
+// master's parameters live on cpu:0, so memory in use always differs and says nothing about how
+// fast a device is; every CPU device may use all of the machine's RAM, so only a future device
+// type with memory of its own can be unbalanced in memory.
 #include "cohort/core/device.h"
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <ostream>
+#include <sstream>
+#include <cstdio>
 #include <string>
 #include <thread>
 
 #include "cohort/core/error.h"
+#include "cohort/core/storage.h"
 
 namespace cohort {
 
@@ -82,6 +98,105 @@ void set_device_count(int n) {
 void check_device(Device d, const char* op) {
   COHORT_CHECK_AS(DeviceError, d.index() >= 0 && d.index() < device_count(), op, ": device ", d,
                   " does not exist (", device_count(), " CPU devices); hint: set COHORT_CPU_DEVICES or call cohort::set_device_count");
+}
+
+namespace {
+
+std::vector<int> affinity_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.empty())
+    for (int c = 0; c < core_count(); ++c) cpus.push_back(c);
+  return cpus;
+}
+
+std::string human_bytes(int64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+void print_cpus(std::ostream& os, const std::vector<int>& cpus) {
+  os << (cpus.size() == 1 ? "cpu " : "cpus ");
+  bool consecutive = cpus.back() - cpus.front() + 1 == static_cast<int>(cpus.size());
+  if (consecutive && cpus.size() > 2) {
+    os << cpus.front() << '-' << cpus.back();
+    return;
+  }
+  for (size_t i = 0; i < cpus.size(); ++i) os << (i ? "," : "") << cpus[i];
+}
+
+}  // namespace
+
+DeviceProperties device_properties(Device d) {
+  check_device(d, "device_properties");
+  const std::vector<int> all = affinity_cpus();
+  const int c = static_cast<int>(all.size()), n = device_count(), i = d.index();
+  DeviceProperties p;
+  p.device = d;
+  if (n <= c) {
+    int start = i * (c / n) + std::min(i, c % n);
+    p.cpus.assign(all.begin() + start, all.begin() + start + c / n + (i < c % n ? 1 : 0));
+  } else {
+    p.cpus = {all[i % c]};
+    p.shared_with = n / c + (i % c < n % c ? 1 : 0) - 1;
+  }
+  p.core_share = static_cast<double>(p.cpus.size()) / (1 + p.shared_with);
+  MemoryStats m = memory_stats(d);
+  p.allocated_bytes = m.allocated_bytes;
+  p.peak_bytes = m.peak_bytes;
+  p.allocations = m.allocations;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  p.total_memory = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
+  return p;
+}
+
+std::ostream& operator<<(std::ostream& os, const DeviceProperties& p) {
+  os << p.device << ": " << p.cores() << (p.cores() == 1 ? " core (" : " cores (");
+  if (!p.cpus.empty()) print_cpus(os, p.cpus);
+  os << ")";
+  if (p.shared_with > 0)
+    os << " shared with " << p.shared_with << (p.shared_with == 1 ? " other device" : " other devices") << " ("
+       << p.core_share << " of a core)";
+  os << ", " << human_bytes(p.allocated_bytes) << " in use (peak " << human_bytes(p.peak_bytes) << ", "
+     << p.allocations << (p.allocations == 1 ? " allocation)" : " allocations)");
+  if (p.total_memory > 0) os << " of " << human_bytes(p.total_memory) << " shared by " << device_count() << " devices";
+  return os;
+}
+
+std::string describe_imbalance(const std::vector<DeviceProperties>& properties) {
+  if (properties.size() < 2) return "";
+  auto ratio = [&](auto field) {
+    auto [lo, hi] = std::minmax_element(properties.begin(), properties.end(),
+                                        [&](const auto& a, const auto& b) { return field(a) < field(b); });
+    return field(*lo) > 0 ? static_cast<double>(field(*hi)) / static_cast<double>(field(*lo)) : 1.0;
+  };
+  double cores = ratio([](const DeviceProperties& p) { return p.core_share; });
+  double memory = ratio([](const DeviceProperties& p) { return p.total_memory; });
+  if (cores <= 1.25 && memory <= 1.25) return "";
+  std::ostringstream os;
+  os << "devices differ by more than 25% in " << (cores > 1.25 ? "cores" : "memory") << ":";
+  for (const DeviceProperties& p : properties) {
+    os << ' ' << p.device << " has " << p.core_share << (p.core_share == 1 ? " core" : " cores");
+    if (memory > 1.25) os << " and " << human_bytes(p.total_memory);
+    os << (&p == &properties.back() ? "" : ",");
+  }
+  os << "; the fastest will wait for the slowest at every step; hint: use devices with equal shares "
+        "(a device count that divides the core count, or a multiple of it)";
+  return os.str();
+}
+
+std::string describe_imbalance(const std::vector<Device>& devices) {
+  std::vector<DeviceProperties> properties;
+  for (Device d : devices) properties.push_back(device_properties(d));
+  return describe_imbalance(properties);
 }
 
 }  // namespace cohort

@@ -15,9 +15,29 @@
 // model does); a layer called as bn->forward(x) falls back to the chunk-weighted mean of the
 // replicas' running statistics: exact for running_mean, without the between-chunk term for
 // running_var. Other buffers follow kFirstReplica. Evaluation changes no buffer.
+//
+// Imbalance: before a forward on several replicas, until it has warned once, the wrapper compares
+// the devices in use (describe_imbalance, Note [Device properties]); devices whose core shares
+// differ by more than 25% get one warning on stderr per wrapper, naming each device and its cores,
+// since every step then waits for the slowest replica.
+//
+// Note [Sync batch norm]
+// With DataParallelOptions::sync_batch_norm, a forward hook on each replica's batch-norm layer
+// replaces, in training, the chunk-normalised output by x normalised with the whole batch's
+// statistics: each replica computes per-channel sums of x and x^2 (float64) and its count, waits
+// for every replica in the call to post theirs (a rendezvous per layer and per call of the layer,
+// so a layer used twice in one forward pairs calls in order), then sums them all on its own device
+// with differentiable copies (to(device)), so backward carries every replica's share of the
+// statistics' gradient to every other replica, as one device's batch norm would. The rendezvous
+// waits at most 60 s: a replica that failed before reaching the layer makes the others fail too.
 #include "cohort/parallel/data_parallel.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <iostream>
+#include <map>
+#include <mutex>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
@@ -39,13 +59,80 @@ struct BnStats {
 struct BnView {
   nn::BatchNormOptions* options = nullptr;
   Tensor *running_mean = nullptr, *running_var = nullptr, *num_batches_tracked = nullptr;
+  Tensor *weight = nullptr, *bias = nullptr;
 };
 BnView bn_view(nn::Module& m) {
   if (auto* b = dynamic_cast<nn::BatchNorm1dImpl*>(&m))
-    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked};
+    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias};
   if (auto* b = dynamic_cast<nn::BatchNorm2dImpl*>(&m))
-    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked};
+    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias};
   return {};
+}
+
+// Note [Sync batch norm]: the rendezvous of one layer's replicas.
+struct SyncBn {
+  struct Round {
+    std::vector<Tensor> s1, s2;  // per replica: sums of x and x^2 over all but the channel dim
+    std::vector<double> n;       // per replica: values per channel
+    size_t arrived = 0;
+  };
+  std::mutex m;
+  std::condition_variable cv;
+  size_t participants = 0;       // replicas in this call
+  std::vector<int64_t> calls;    // per replica: calls of the layer in this forward
+  std::map<int64_t, Round> rounds;
+  void reset(size_t replicas, size_t in_call) {
+    std::lock_guard<std::mutex> l(m);
+    participants = in_call;
+    calls.assign(replicas, 0);
+    rounds.clear();
+  }
+};
+
+Tensor sync_batch_norm(nn::Module& m, const Tensor& x, const Tensor& local, SyncBn& sync, size_t r) {
+  if (!m.is_training() || x.dim() < 2) return local;
+  std::vector<int64_t> dims{0}, shape(static_cast<size_t>(x.dim()), 1);
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  shape[1] = x.size(1);
+  Tensor x64 = x.to(kFloat64);
+  Tensor s1 = x64.sum(dims), s2 = (x64 * x64).sum(dims);
+  std::vector<Tensor> all1, all2;
+  std::vector<double> counts;
+  {
+    std::unique_lock<std::mutex> l(sync.m);
+    if (sync.participants <= 1) return local;
+    SyncBn::Round& round = sync.rounds[sync.calls[r]++];
+    if (round.s1.empty()) {
+      round.s1.resize(sync.calls.size());
+      round.s2.resize(sync.calls.size());
+      round.n.assign(sync.calls.size(), 0);
+    }
+    round.s1[r] = s1;
+    round.s2[r] = s2;
+    round.n[r] = static_cast<double>(x.numel() / x.size(1));
+    ++round.arrived;
+    sync.cv.notify_all();
+    bool all = sync.cv.wait_for(l, std::chrono::seconds(60), [&] { return round.arrived == sync.participants; });
+    COHORT_CHECK(all, "DataParallel: sync batch norm: replica ", r, " on ", x.device(), " waited 60 s for the other ",
+                 "replicas, but only ", round.arrived, " of ", sync.participants, " reached this layer; hint: "
+                 "another replica failed before it (see its error), or the replicas call their layers differently");
+    all1 = round.s1, all2 = round.s2, counts = round.n;
+  }
+  Tensor t1, t2;
+  double total = 0;
+  for (size_t j = 0; j < all1.size(); ++j) {
+    if (!all1[j].defined()) continue;
+    Tensor a = all1[j].to(x.device()), b = all2[j].to(x.device());
+    t1 = t1.defined() ? t1 + a : a;
+    t2 = t2.defined() ? t2 + b : b;
+    total += counts[j];
+  }
+  Tensor mu = t1 / total, var = t2 / total - mu * mu;
+  BnView v = bn_view(m);
+  Tensor inv = (var + v.options->eps()).rsqrt().to(x.dtype()).view(shape);
+  Tensor y = (x - mu.to(x.dtype()).view(shape)) * inv;
+  if (v.weight->defined()) y = y * v.weight->view(shape) + v.bias->view(shape);
+  return y;
 }
 
 struct BnLayer {
@@ -109,8 +196,10 @@ struct DataParallelCore::State {
   DataParallelOptions options;
   std::optional<ReplicaSync> sync;
   std::vector<BnLayer> bn_layers;
+  std::vector<std::shared_ptr<SyncBn>> sync_bn;  // one per batch-norm layer, with sync_batch_norm
   std::vector<std::vector<uint32_t>> buffer_versions;  // per replica, as of before_forward
   SyncStats empty;
+  bool warned_imbalance = false;
 };
 
 DataParallelCore::DataParallelCore(std::shared_ptr<nn::Module> master, std::vector<Device> devices,
@@ -172,13 +261,32 @@ void DataParallelCore::set_replicas(std::vector<std::shared_ptr<nn::Module>> rep
       layer.replicas.push_back(mods[k]);
       layer.stats.push_back(stats);
     }
+    if (state_->options.sync_batch_norm()) {
+      auto sync = std::make_shared<SyncBn>();
+      for (size_t r = 0; r < replica_modules.size(); ++r)
+        replica_modules[r][k]->register_forward_hook(
+            [sync, r](nn::Module& m, const std::vector<Tensor>& in, const Tensor& out) {
+              return in.empty() ? out : sync_batch_norm(m, in[0], out, *sync, r);
+            });
+      state_->sync_bn.push_back(sync);
+    }
     state_->bn_layers.push_back(std::move(layer));
   }
   state_->sync.emplace(state_->master, std::move(replicas));
 }
 
 void DataParallelCore::before_forward(const std::vector<size_t>& which) {
+  if (!state_->warned_imbalance && which.size() > 1) {
+    std::vector<Device> used;
+    for (size_t r : which) used.push_back(state_->devices[r]);
+    std::string imbalance = describe_imbalance(used);
+    if (!imbalance.empty()) {
+      state_->warned_imbalance = true;
+      std::cerr << "cohort: warning: DataParallel: " << imbalance << "\n";
+    }
+  }
   state_->sync->synchronize(which);
+  for (auto& sync : state_->sync_bn) sync->reset(state_->sync->replicas().size(), which.size());
   for (auto& layer : state_->bn_layers) {
     for (auto& s : layer.stats) s->filled = false;
     layer.versions.clear();

@@ -170,3 +170,29 @@ TEST(Trainer, InfoNamesTheBuildAndTheIsa) {
   EXPECT_THAT(printed, HasSubstr("ISA in use: "));
   EXPECT_THAT(printed, HasSubstr("devices:  "));
 }
+
+TEST(Trainer, TwoDevicesGiveTheMetricsOfOne) {
+  const fs::path one = fresh_dir("one-device"), two = fresh_dir("two-devices");
+  ASSERT_EQ(run_cohort(with(base_flags(one), {"--epochs", "2"})).first, 0);
+  auto [code, err] = run_cohort(with(base_flags(two), {"--epochs", "2", "--devices", "cpu:0,cpu:1"}));
+  ASSERT_EQ(code, 0) << err;
+  auto a = metrics_of(one), b = metrics_of(two);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (const char* key : {"loss", "train_loss", "test_loss"}) {
+      if (!a[i].contains(key)) continue;
+      const double x = a[i][key], y = b[i][key];
+      EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << key << " in record " << i;
+    }
+    for (const char* key : {"train_acc", "test_acc"})
+      if (a[i].contains(key)) EXPECT_NEAR(a[i][key].get<double>(), b[i][key].get<double>(), 2.0 / 512) << key;
+  }
+}
+
+TEST(Trainer, BadDevicesAreClearErrors) {
+  const fs::path out = fresh_dir("bad-devices");
+  EXPECT_THAT(run_cohort(with(base_flags(out), {"--devices", "cpu:0,cpu:0"})).second, HasSubstr("names cpu:0 twice"));
+  EXPECT_THAT(run_cohort(with(base_flags(out), {"--devices", "cpu:99"})).second,
+              HasSubstr("cpu:99 does not exist"));
+  EXPECT_THAT(run_cohort(with(base_flags(out), {"--devices", "999"})).second, HasSubstr("asks for 999 devices"));
+}

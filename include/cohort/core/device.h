@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace cohort {
 
@@ -46,5 +47,32 @@ void set_device_count(int n);
 int core_count();
 // Throws DeviceError naming `op` when `d` does not exist.
 void check_device(Device d, const char* op);
+
+// What one device has: its cores and its memory (Note [Device properties] in src/core/device.cpp).
+//
+//   std::cout << cohort::device_properties("cpu:1");
+//   // cpu:1: 1 core (cpu 1), 3.0 MiB in use (peak 12.5 MiB, 7 allocations) of 15.6 GiB shared by 2 devices
+struct DeviceProperties {
+  Device device;
+  std::vector<int> cpus;   // the OS cpu numbers of the cores the device runs on (at least one)
+  int shared_with = 0;     // how many other devices run on the same cores (0 unless devices > cores)
+  double core_share = 0;   // cores().size() / (1 + shared_with): what the device gets of the machine
+  int64_t allocated_bytes = 0;  // memory in use and its peak, from the device's allocator (memory_stats)
+  int64_t peak_bytes = 0;
+  int64_t allocations = 0;
+  int64_t total_memory = 0;     // the memory it may use: the machine's RAM, shared by every CPU device
+
+  int cores() const { return static_cast<int>(cpus.size()); }
+};
+std::ostream& operator<<(std::ostream& os, const DeviceProperties& p);
+
+// The properties of `d` now (memory figures are a snapshot). Throws DeviceError when d does not exist.
+DeviceProperties device_properties(Device d);
+
+// Empty when `devices` are balanced; otherwise one line naming each device and its cores, for the
+// imbalance warning of data parallelism: balanced means the largest core_share is at most 1.25
+// times the smallest, and the same for total_memory (memory in use is not compared; see the Note).
+std::string describe_imbalance(const std::vector<Device>& devices);
+std::string describe_imbalance(const std::vector<DeviceProperties>& properties);
 
 }  // namespace cohort

@@ -54,6 +54,12 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   Tensor mean = detail::make_empty({C}, kFloat64, input.device()), invstd = detail::make_empty({C}, kFloat64, input.device());
   kernel::batch_norm_forward(out, mean, invstd, input, weight, bias, running_mean, running_var, training,
                              momentum.value_or(0.0), eps);
+  // The running statistics were updated in place: their version moves, as any in-place write's does
+  // (replica synchronisation and saved-tensor checks rely on it).
+  if (training && running_mean.defined()) {
+    running_mean.unsafe_impl()->storage()->bump_version();
+    running_var.unsafe_impl()->storage()->bump_version();
+  }
   const bool x_grad = input.requires_grad(), w_grad = weight.defined() && weight.requires_grad(),
              b_grad = bias.defined() && bias.requires_grad();
   return autograd::record("NativeBatchNormBackward0", out, {input, weight, bias},

@@ -1,0 +1,95 @@
+// Training throughput (images/s of forward, cross-entropy, backward and an SGD step) of a zoo model
+// on random 3x32x32 images, in one of three setups:
+//   dp2   nn::DataParallel over cpu:0 and cpu:1, one intra-op thread per device
+//   1x2   one device, 2 intra-op threads
+//   1x1   one device, 1 intra-op thread
+// Prints the median step time of `reps` steps after `warmup` steps, and images/s from it; with
+// "phases", also the median time of each phase (forward, loss, backward, step) for the profile.
+// bench/compare_data_parallel.sh runs every setup next to PyTorch (bench/data_parallel_torch.py).
+//   data_parallel_bench <blitz-cnn|resnet18> <batch> <dp2|1x2|1x1> [reps=10] [warmup=2] [phases]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cohort/cohort.h>
+#include <cohort/models/model.h>
+#include <cohort/parallel/data_parallel.h>
+
+using namespace cohort;
+namespace F = cohort::nn::functional;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: data_parallel_bench <blitz-cnn|resnet18> <batch> <dp2|1x2|1x1> [reps=10] [warmup=2] [phases]\n");
+    return 2;
+  }
+  const std::string arch = argv[1], setup = argv[3];
+  const int64_t batch = std::atoll(argv[2]);
+  const int reps = argc > 4 ? std::atoi(argv[4]) : 10;
+  const int warmup = argc > 5 ? std::atoi(argv[5]) : 2;
+  const bool phases = argc > 6 && std::strcmp(argv[6], "phases") == 0;
+  if (setup != "dp2" && setup != "1x2" && setup != "1x1") {
+    std::fprintf(stderr, "data_parallel_bench: unknown setup \"%s\" (dp2, 1x2 or 1x1)\n", setup.c_str());
+    return 2;
+  }
+
+  // dp2: the devices' threads come from Note [Threads per device] (2 cores / 2 devices = 1 each);
+  // the calling thread (gather, loss, SGD step) keeps 1 thread, as in 1x1.
+  set_device_count(2);
+  set_num_threads(setup == "1x2" ? 2 : 1);
+  manual_seed(0);
+  std::shared_ptr<models::Model> net = models::create(arch);
+  net->train();
+  auto dp = std::make_shared<nn::DataParallel<models::Model>>(net, std::vector<Device>{"cpu:0", "cpu:1"});
+  optim::SGD optimizer(net->parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  Tensor images = randn({batch, 3, 32, 32});
+  Tensor labels = randint(0, 10, {batch});
+
+  std::vector<double> steps, forward_ms, loss_ms, backward_ms, step_ms;
+  auto step = [&](bool record) {
+    auto t0 = Clock::now();
+    optimizer.zero_grad();
+    Tensor logits = setup == "dp2" ? (*dp)(images) : net->forward(images);
+    auto t1 = Clock::now();
+    Tensor loss = F::cross_entropy(logits, labels);
+    auto t2 = Clock::now();
+    loss.backward();
+    auto t3 = Clock::now();
+    optimizer.step();
+    if (!record) return;
+    steps.push_back(ms_since(t0));
+    auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    forward_ms.push_back(ms(t0, t1));
+    loss_ms.push_back(ms(t1, t2));
+    backward_ms.push_back(ms(t2, t3));
+    step_ms.push_back(ms(t3, Clock::now()));
+  };
+  for (int i = 0; i < warmup; ++i) step(false);  // oneDNN primitives and replicas are built on first use
+  for (int i = 0; i < reps; ++i) step(true);
+
+  const double m = median(steps);
+  std::printf("cohort %s batch %lld %s: median %.3f ms/step, %.1f images/s (%d reps)\n", arch.c_str(),
+              static_cast<long long>(batch), setup.c_str(), m, static_cast<double>(batch) * 1000.0 / m, reps);
+  if (phases)
+    std::printf("  phases (median ms): forward %.2f, loss %.2f, backward %.2f, sgd step %.2f\n", median(forward_ms),
+                median(loss_ms), median(backward_ms), median(step_ms));
+  return 0;
+}
