@@ -24,23 +24,17 @@ namespace cohort::app {
 
 namespace {
 
-std::string choices(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 // The flags `cohort train` understands; each names what it changes.
 void add_train_flags(CLI::App& cmd, TrainConfig& c) {
-  cmd.add_option("--model", c.model, "Network to train: " + choices(kModels))->capture_default_str();
-  cmd.add_option("--dataset", c.dataset, "Dataset: " + choices(kDatasets))->capture_default_str();
+  cmd.add_option("--model", c.model, "Network to train: " + join_names(models::names()))->capture_default_str();
+  cmd.add_option("--dataset", c.dataset, "Dataset: " + join_names(kDatasets))->capture_default_str();
   cmd.add_option("--data-dir", c.data_dir,
                  "Directory with the dataset's files (default: /usr/share/datasets/fashion-mnist for "
                  "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin)");
   cmd.add_option("--epochs", c.epochs, "Passes over the training set")->capture_default_str();
   cmd.add_option("--batch-size", c.batch_size, "Images per optimizer step")->capture_default_str();
   cmd.add_option("--lr", c.lr, "Learning rate (the peak rate for --scheduler onecycle)")->capture_default_str();
-  cmd.add_option("--optimizer", c.optimizer, "Optimizer: " + choices(kOptimizers))->capture_default_str();
+  cmd.add_option("--optimizer", c.optimizer, "Optimizer: " + join_names(kOptimizers))->capture_default_str();
   cmd.add_option("--momentum", c.momentum, "Momentum of sgd and rmsprop")->capture_default_str();
   cmd.add_option("--weight-decay", c.weight_decay, "L2 penalty (decoupled for adamw)")->capture_default_str();
   cmd.add_option("--scheduler", c.scheduler,
@@ -113,10 +107,7 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
   if (!data_dir.empty()) config.data_dir = data_dir;
   set_num_threads(threads > 0 ? threads : core_count());
   const DataSetup data = load_data(config);
-  auto model = models::create(config.model, models::ModelOptions()
-                                                .in_channels(data.channels)
-                                                .num_classes(static_cast<int64_t>(data.classes.size()))
-                                                .image_size(data.image_size));
+  auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   data::DataLoader loader(data.test,
                           data::DataLoaderOptions().batch_size(batch_size).transform(data.test_transform).seed(0));
@@ -139,8 +130,8 @@ int run_info() {
             << "threads:  " << get_num_threads() << " intra-op\n"
             << "devices:  " << device_count() << " (cpu:0 … cpu:" << device_count() - 1
             << "; set COHORT_CPU_DEVICES to change)\n"
-            << "models:   " << choices(kModels) << "\n"
-            << "datasets: " << choices(kDatasets) << "\n";
+            << "models:   " << join_names(models::names()) << "\n"
+            << "datasets: " << join_names(kDatasets) << "\n";
   return 0;
 }
 

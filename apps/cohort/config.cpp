@@ -6,31 +6,31 @@
 #include <sstream>
 
 #include "cohort/core/error.h"
+#include "cohort/models/model.h"
 
 namespace cohort::app {
 
-const std::vector<std::string> kModels = {"lenet", "blitz-cnn", "resnet18", "mlp"};
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic"};
 const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"};
 const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
 
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
+std::string join_names(const std::vector<std::string>& names) {
   std::ostringstream out;
   for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
   return out.str();
 }
 
+namespace {
+
 void check_one_of(const std::string& flag, const std::string& value, const std::vector<std::string>& names) {
   COHORT_CHECK(std::find(names.begin(), names.end(), value) != names.end(), "cohort train: ", flag, " '", value,
-               "' is not known; choose one of ", joined(names));
+               "' is not known; choose one of ", join_names(names));
 }
 
 }  // namespace
 
 void TrainConfig::validate() const {
-  check_one_of("--model", model, kModels);
+  check_one_of("--model", model, models::names());
   check_one_of("--dataset", dataset, kDatasets);
   check_one_of("--optimizer", optimizer, kOptimizers);
   check_one_of("--scheduler", scheduler, kSchedulers);

@@ -47,6 +47,10 @@ std::vector<Device> parse_devices(const std::string& spec);
 nlohmann::json to_json(const TrainConfig& config);
 TrainConfig train_config_from_json(const nlohmann::json& j);
 
-extern const std::vector<std::string> kModels, kDatasets, kOptimizers, kSchedulers;
+// The choices of --dataset, --optimizer and --scheduler (--model's are models::names()).
+extern const std::vector<std::string> kDatasets, kOptimizers, kSchedulers;
+
+// "a, b, c", for help texts and error messages.
+std::string join_names(const std::vector<std::string>& names);
 
 }  // namespace cohort::app

@@ -76,6 +76,13 @@ DataSetup load_data(const TrainConfig& config) {
   return d;
 }
 
+std::shared_ptr<models::Model> create_model(const std::string& name, const DataSetup& data) {
+  return models::create(name, models::ModelOptions()
+                                  .in_channels(data.channels)
+                                  .num_classes(static_cast<int64_t>(data.classes.size()))
+                                  .image_size(data.image_size));
+}
+
 SyntheticImages::SyntheticImages(int64_t size, uint64_t seed) : size_(size), seed_(seed) {
   COHORT_CHECK(size >= 1, "SyntheticImages: size must be at least 1, got ", size);
   // The prototypes depend only on a fixed seed, so train and test sets share their classes.

@@ -7,6 +7,7 @@
 
 #include "cohort/config.h"
 #include "cohort/data/dataset.h"
+#include "cohort/models/model.h"
 
 namespace cohort::app {
 
@@ -20,6 +21,9 @@ struct DataSetup {
 
 // The directory a dataset is read from when --data-dir is not given.
 std::string default_data_dir(const std::string& dataset);
+
+// The model `name` shaped for the data: its channels, image size and number of classes.
+std::shared_ptr<models::Model> create_model(const std::string& name, const DataSetup& data);
 
 // Loads the train and test sets of config.dataset (honouring config.limit). Throws a cohort::Error
 // naming the directory and how to get the data when it is missing.

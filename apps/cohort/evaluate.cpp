@@ -12,9 +12,14 @@
 
 namespace cohort::app {
 
-double EvalResult::class_accuracy(size_t c) const {
+int64_t EvalResult::class_count(size_t c) const {
   int64_t total = 0;
   for (int64_t n : confusion.at(c)) total += n;
+  return total;
+}
+
+double EvalResult::class_accuracy(size_t c) const {
+  const int64_t total = class_count(c);
   return total ? static_cast<double>(confusion[c][c]) / static_cast<double>(total) : 0.0;
 }
 
@@ -54,11 +59,9 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
 nlohmann::json to_json(const EvalResult& r, const std::vector<std::string>& classes) {
   nlohmann::json per_class = nlohmann::json::array();
   for (size_t c = 0; c < r.confusion.size(); ++c) {
-    int64_t total = 0;
-    for (int64_t n : r.confusion[c]) total += n;
     per_class.push_back({{"name", c < classes.size() ? classes[c] : std::to_string(c)},
                          {"accuracy", r.class_accuracy(c)},
-                         {"count", total}});
+                         {"count", r.class_count(c)}});
   }
   return {{"count", r.count},     {"loss", r.loss},         {"accuracy", r.accuracy},
           {"classes", classes},   {"per_class", per_class}, {"confusion", r.confusion}};

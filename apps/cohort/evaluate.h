@@ -18,6 +18,7 @@ struct EvalResult {
   double loss = 0;      // mean cross-entropy
   double accuracy = 0;  // fraction in [0, 1]
   std::vector<std::vector<int64_t>> confusion;  // [true class][predicted class]
+  int64_t class_count(size_t c) const;     // test samples of class c
   double class_accuracy(size_t c) const;
 };
 

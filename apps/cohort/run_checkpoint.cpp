@@ -26,16 +26,15 @@ nlohmann::json scheduler_json(const optim::LRScheduler* scheduler) {
           {"last_lrs", s.last_lrs}};
 }
 
-// "step-00000938.safetensors" → 938; -1 for other names.
+// "step-00000938.safetensors" → 938; -1 for other names (temp files of a save in progress among them).
 int64_t step_of(const fs::path& file) {
-  long long step = -1;
-  char tail = 0;
-  const std::string name = file.filename().string();
-  if (std::sscanf(name.c_str(), "step-%lld.safetensor%c", &step, &tail) == 2 && tail == 's' &&
-      name.size() == name.find(".safetensors") + 12) {
-    return step;
-  }
-  return -1;
+  const std::string name = file.filename().string(), prefix = "step-", suffix = ".safetensors";
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return -1;
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+  return std::stoll(digits);
 }
 
 }  // namespace

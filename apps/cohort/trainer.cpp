@@ -82,10 +82,7 @@ double train(const TrainConfig& config) {
   manual_seed(config.seed);
   const DataSetup data = load_data(config);
   const auto num_classes = static_cast<int64_t>(data.classes.size());
-  auto model = models::create(config.model, models::ModelOptions()
-                                                .in_channels(data.channels)
-                                                .num_classes(num_classes)
-                                                .image_size(data.image_size));
+  auto model = create_model(config.model, data);
   auto optimizer = make_optimizer(config, model->parameters());
   // With several devices the wrapper splits each batch; the model (its master copy) is what the
   // optimizer, the checkpoints and the evaluation see.
