@@ -153,6 +153,7 @@ DeviceProperties device_properties(Device d) {
   p.allocated_bytes = m.allocated_bytes;
   p.peak_bytes = m.peak_bytes;
   p.allocations = m.allocations;
+  p.cached_bytes = m.cached_bytes;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   p.total_memory = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
   return p;
@@ -166,7 +167,8 @@ std::ostream& operator<<(std::ostream& os, const DeviceProperties& p) {
     os << " shared with " << p.shared_with << (p.shared_with == 1 ? " other device" : " other devices") << " ("
        << p.core_share << " of a core)";
   os << ", " << human_bytes(p.allocated_bytes) << " in use (peak " << human_bytes(p.peak_bytes) << ", "
-     << p.allocations << (p.allocations == 1 ? " allocation)" : " allocations)");
+     << p.allocations << (p.allocations == 1 ? " allocation, " : " allocations, ") << human_bytes(p.cached_bytes)
+     << " cached)";
   if (p.total_memory > 0) os << " of " << human_bytes(p.total_memory) << " shared by " << device_count() << " devices";
   return os;
 }

@@ -9,6 +9,21 @@ namespace cohort {
 
 namespace {
 thread_local ThreadGeneratorScope* t_scope = nullptr;
+thread_local BatchSliceScope* t_slice = nullptr;
+}
+
+Generator::Generator(const Generator& other) {
+  std::lock_guard<std::mutex> l(other.mutex_);
+  engine_ = other.engine_;
+  seed_ = other.seed_;
+}
+
+Generator& Generator::operator=(const Generator& other) {
+  if (this == &other) return *this;
+  std::scoped_lock l(mutex_, other.mutex_);
+  engine_ = other.engine_;
+  seed_ = other.seed_;
+  return *this;
 }
 
 Generator& default_generator() {
@@ -17,15 +32,14 @@ Generator& default_generator() {
   return gen;
 }
 
-ThreadGeneratorScope::ThreadGeneratorScope(std::function<uint64_t()> seed)
-    : seed_(std::move(seed)), previous_(t_scope) {
+ThreadGeneratorScope::ThreadGeneratorScope(Generator& parent) : parent_(parent), previous_(t_scope) {
   t_scope = this;
 }
 
 ThreadGeneratorScope::~ThreadGeneratorScope() { t_scope = previous_; }
 
 Generator& ThreadGeneratorScope::get() {
-  if (!generator_) generator_.emplace(seed_());
+  if (!generator_) generator_.emplace(parent_);
   return *generator_;
 }
 
@@ -47,6 +61,10 @@ void Generator::set_state(const std::string& state) {
   seed_ = seed;
   engine_ = engine;
 }
+
+BatchSliceScope::BatchSliceScope(const BatchSlice& slice) : slice_(slice), previous_(t_slice) { t_slice = this; }
+BatchSliceScope::~BatchSliceScope() { t_slice = previous_; }
+const BatchSlice* BatchSliceScope::current() { return t_slice ? &t_slice->slice_ : nullptr; }
 
 void manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> l(default_generator().mutex());

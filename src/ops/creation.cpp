@@ -1,4 +1,4 @@
-// Factories: empty/zeros/ones/full, ranges, random tensors, tensor({...}) and from_blob.
+// Factories: empty/zeros/ones/full, ranges, tensor({...}) and from_blob (random tensors: random.cpp).
 #include "cohort/ops/creation.h"
 
 #include <cmath>
@@ -16,24 +16,6 @@ namespace {
 Tensor finish(Tensor t, const TensorOptions& options) {
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
-}
-
-// Draws n values with `draw(engine)` under the generator's lock, in index order (so a seed gives
-// the same tensor whatever the threads).
-template <class T, class Draw>
-Tensor random_tensor(IntArrayRef sizes, const TensorOptions& options, Generator& gen, Draw draw) {
-  Tensor t = detail::make_empty(sizes, options.dtype(), options.device());
-  T* p = t.data_ptr<T>();
-  std::lock_guard<std::mutex> l(gen.mutex());
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(draw(gen.engine()));
-  return finish(t, options);
-}
-
-// Uniform [0, 1) from the top 24 (float) or 53 (double) bits, as PyTorch does.
-template <class T>
-T uniform01(std::mt19937_64& e) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<float>(e() >> 40) * (1.0f / 16777216.0f);
-  else return static_cast<double>(e() >> 11) * (1.0 / 9007199254740992.0);
 }
 
 int64_t shape_product(const NestedValues& v, Shape& shape, size_t depth, Scalar::Kind& kind) {
@@ -126,54 +108,6 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
                                           : end - step * static_cast<double>(steps - 1 - i));
   });
   return finish(t, options);
-}
-
-Tensor rand(IntArrayRef sizes, Generator& gen, const TensorOptions& options) {
-  return dispatch_floating(options.dtype(), "rand", [&](auto tag) {
-    using T = decltype(tag);
-    return random_tensor<T>(sizes, options, gen, [](std::mt19937_64& e) { return uniform01<T>(e); });
-  });
-}
-
-Tensor randn(IntArrayRef sizes, Generator& gen, const TensorOptions& options) {
-  return dispatch_floating(options.dtype(), "randn", [&](auto tag) {
-    using T = decltype(tag);
-    // Box-Muller on two uniforms per value: simple and the same stream on every platform.
-    return random_tensor<T>(sizes, options, gen, [](std::mt19937_64& e) {
-      double u1 = 1.0 - uniform01<double>(e), u2 = uniform01<double>(e);
-      return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-    });
-  });
-}
-
-Tensor rand(IntArrayRef sizes, const TensorOptions& options) { return rand(sizes, default_generator(), options); }
-Tensor randn(IntArrayRef sizes, const TensorOptions& options) { return randn(sizes, default_generator(), options); }
-
-Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& options) { return randint(0, high, sizes, options); }
-
-Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& options) {
-  COHORT_CHECK(low < high, "randint: expected low < high, got low=", low, " high=", high);
-  TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
-  uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-  return dispatch(o.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    return random_tensor<T>(sizes, o, default_generator(), [&](std::mt19937_64& e) {
-      return static_cast<int64_t>(static_cast<uint64_t>(low) + e() % range);
-    });
-  });
-}
-
-Tensor randperm(int64_t n, const TensorOptions& options) {
-  COHORT_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
-  TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  std::iota(perm.begin(), perm.end(), 0);
-  {
-    Generator& gen = default_generator();
-    std::lock_guard<std::mutex> l(gen.mutex());
-    for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[gen.engine()() % static_cast<uint64_t>(i + 1)]);
-  }
-  return tensor(perm, TensorOptions(o.dtype()).device(o.device()));
 }
 
 Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), t.options().merged_with(options)); }

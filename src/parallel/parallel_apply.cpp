@@ -2,18 +2,18 @@
 // every failure collected into one error.
 //
 // Note [Replica RNG]
-// A replica that draws random numbers (dropout, randn in forward) must not share the caller's
-// generator: the draws of concurrent replicas would interleave in an order set by the scheduler,
-// so runs would not repeat. Each replica thread gets a generator of its own (ThreadGeneratorScope)
-// seeded with mix(base, r), where base is ONE draw from the caller's default generator, taken the
-// first time any replica needs randomness. So: (1) the same seed, devices and batch give the same
-// masks on every run, whatever the thread timing; (2) a forward that draws nothing (no dropout) does
-// not touch the caller's stream, so data drawn after it matches single-device training exactly;
-// (3) masks depend on the split (replica r's stream depends on r). Masks independent of the split
-// would need a counter-based generator keyed by (seed, sample index, layer call), because with one
-// sequential stream a single device draws layer 1 for all samples before layer 2, and no cutting of
-// that stream gives each replica its samples' numbers for every layer. Dropout would have to take
-// that key; until then, (1) and (2) are what is promised.
+// A replica that draws random numbers (dropout, noise in forward) must not share the caller's
+// generator: concurrent draws would interleave in an order set by the scheduler. Each replica
+// thread gets a copy of the caller's generator (ThreadGeneratorScope), made on its first draw, and
+// when all are done the caller's generator takes the state of the first replica that drew. Random
+// tensors are counter-based and take one draw each (Note [Counter-based random tensors] in
+// ops/random.cpp), so every replica draws the same keys as the caller would, in the same order;
+// told its samples (BatchSlice, from the plan), a replica's dropout mask is the slice of the mask
+// that one device would draw for the whole batch. So: (1) masks and noise do not depend on the
+// split, and training on n devices equals training on one; (2) a forward that draws nothing leaves
+// the caller's stream alone; (3) after a forward that drew, the caller's stream is where one device
+// would have left it. Without a plan (parallel_apply given bare devices) the replicas still draw
+// from copies, but each numbers its tensors from 0: per-sample draws then repeat across replicas.
 #include "cohort/parallel/parallel_apply.h"
 
 #include <condition_variable>
@@ -29,13 +29,6 @@
 namespace cohort::parallel::detail {
 
 namespace {
-
-uint64_t mix(uint64_t base, uint64_t r) {  // splitmix64 of base and the replica index
-  uint64_t z = base + 0x9e3779b97f4a7c15ULL * (r + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 std::string message_of(const std::exception_ptr& e) {
   try {
@@ -61,43 +54,52 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
     devices.push_back(j.device);
   }
   std::vector<std::exception_ptr> errors(jobs.size());
-  if (jobs.size() == 1 || on_device_thread()) {
-    // One replica is a plain call; a nested call (a replica that is itself data-parallel) runs
-    // its replicas in turn, since its own device's thread is busy running it.
-    for (size_t r = 0; r < jobs.size(); ++r) {
+  if (jobs.size() == 1) {  // a plain call, drawing from the caller's generator
+    try {
+      jobs[0].run();
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+  } else {
+    Generator& caller_generator = default_generator();
+    std::vector<std::optional<Generator>> drawn(jobs.size());  // each replica's generator after it ran
+    const bool grad_mode = GradMode::is_enabled();
+    auto run = [&](size_t r) {
       try {
+        AutoGradMode mode(grad_mode);
+        ThreadGeneratorScope rng(caller_generator);
+        std::optional<BatchSliceScope> slice;
+        if (jobs[r].slice) slice.emplace(*jobs[r].slice);
         jobs[r].run();
+        if (rng.used()) drawn[r].emplace(rng.get());
       } catch (...) {
         errors[r] = std::current_exception();
       }
+    };
+    if (on_device_thread()) {
+      // A nested call (a replica that is itself data-parallel) runs its replicas in turn, since its
+      // own device's thread is busy running it.
+      for (size_t r = 0; r < jobs.size(); ++r) run(r);
+    } else {
+      divide_threads_among(devices);
+      std::mutex m;
+      std::condition_variable done;
+      size_t remaining = jobs.size();
+      for (size_t r = 0; r < jobs.size(); ++r) {
+        run_on_device_thread(jobs[r].device, [&, r] {
+          run(r);
+          std::lock_guard<std::mutex> l(m);
+          if (--remaining == 0) done.notify_all();
+        });
+      }
+      std::unique_lock<std::mutex> l(m);
+      done.wait(l, [&] { return remaining == 0; });
     }
-  } else {
-    divide_threads_among(devices);
-    const bool grad_mode = GradMode::is_enabled();
-    Generator& caller_generator = default_generator();
-    std::mutex m;
-    std::condition_variable done;
-    size_t remaining = jobs.size();
-    std::optional<uint64_t> base;  // one draw from the caller's stream, taken on first need
-    for (size_t r = 0; r < jobs.size(); ++r) {
-      run_on_device_thread(jobs[r].device, [&, r] {
-        try {
-          AutoGradMode mode(grad_mode);
-          ThreadGeneratorScope rng([&, r] {
-            std::lock_guard<std::mutex> l(m);
-            if (!base) base = caller_generator.next_u64();
-            return mix(*base, r);
-          });
-          jobs[r].run();
-        } catch (...) {
-          errors[r] = std::current_exception();
-        }
-        std::lock_guard<std::mutex> l(m);
-        if (--remaining == 0) done.notify_all();
-      });
+    for (auto& g : drawn) {
+      if (!g) continue;
+      caller_generator = *g;
+      break;
     }
-    std::unique_lock<std::mutex> l(m);
-    done.wait(l, [&] { return remaining == 0; });
   }
 
   size_t failed = 0;

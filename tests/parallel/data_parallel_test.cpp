@@ -249,6 +249,24 @@ TEST_F(DataParallel, TrainingEqualsOneDeviceLenet) {
   expect_same_training([] { manual_seed(5); return models::create("lenet"); }, {7, 3, 32, 32}, 10);
 }
 
+// Dropout masks do not depend on the split (Note [Replica RNG]), so training with dropout on 2 and
+// 3 devices equals one device too.
+struct DropoutNet : nn::Cloneable<DropoutNet> {
+  DropoutNet() { reset(); }
+  void reset() override {
+    fc1 = register_module("fc1", nn::Linear(8, 16));
+    drop = register_module("drop", nn::Dropout(0.5));
+    fc2 = register_module("fc2", nn::Linear(16, 3));
+  }
+  Tensor forward(const Tensor& x) { return fc2(drop(relu(fc1(x)))); }
+  nn::Linear fc1{nullptr}, fc2{nullptr};
+  nn::Dropout drop{nullptr};
+};
+
+TEST_F(DataParallel, TrainingWithDropoutEqualsOneDevice) {
+  expect_same_training([] { manual_seed(5); return std::make_shared<DropoutNet>(); }, {10, 8}, 3);
+}
+
 TEST_F(DataParallel, FirstReplicaBufferRuleKeepsDeviceZerosStatistics) {
   manual_seed(5);
   auto net = std::make_shared<ConvNet>();

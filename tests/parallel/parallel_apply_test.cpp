@@ -1,5 +1,5 @@
 // parallel_apply: one thread per device, grad mode carried over, one error naming every failed
-// replica, deterministic per-replica random streams; the replicas' backward on the device workers.
+// replica, random tensors that do not depend on the split; the replicas' backward on the device workers.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -88,19 +88,30 @@ struct Noise : nn::Module {
   Tensor forward(const Tensor& x) { return x + randn(x.sizes(), TensorOptions().device(x.device())); }
 };
 
-TEST_F(ParallelApply, ReplicaRandomStreamsRepeatForASeedAndLeaveTheCallerAloneWhenUnused) {
+// Note [Replica RNG]: given the plan, each replica's noise is its slice of what one device draws for
+// the whole batch (chunks 4 and 3 here), and the caller's stream continues as after one device.
+TEST_F(ParallelApply, RandomTensorsInForwardAreSlicesOfOneDevicesDraw) {
   std::vector<std::shared_ptr<Noise>> noise{std::make_shared<Noise>(), std::make_shared<Noise>()};
   std::vector<Device> two{"cpu:0", "cpu:1"};
-  Tensor x = zeros({6, 2});
+  Tensor x = zeros({7, 2});
   auto p = parallel::plan(two, {}, x);
   auto inputs = parallel::scatter(p, x);
   manual_seed(7);
-  auto a = parallel::parallel_apply(noise, inputs, p.devices);
+  Tensor whole = Noise().forward(x);
+  Tensor next = randn({3});
+  auto forward = [](Noise& m, const Tensor& a) { return m.forward(a); };
+
   manual_seed(7);
-  auto b = parallel::parallel_apply(noise, inputs, p.devices);
-  EXPECT_TRUE(equal(a[0], b[0]));
-  EXPECT_TRUE(equal(a[1], b[1]));
-  EXPECT_FALSE(equal(a[0], a[1].to("cpu:0")));  // each replica has a stream of its own
+  auto outputs = parallel::parallel_apply(noise, inputs, p, forward);
+  EXPECT_TRUE(equal(cat({outputs[0], outputs[1].to("cpu:0")}), whole));
+  EXPECT_TRUE(equal(randn({3}), next));
+
+  // Without the plan the replicas do not know their samples: each numbers its chunk from 0.
+  manual_seed(7);
+  auto bare = parallel::parallel_apply(noise, inputs, p.devices);
+  EXPECT_TRUE(equal(bare[0], whole.slice(0, 0, 4)));
+  EXPECT_TRUE(equal(bare[1].to("cpu:0"), whole.slice(0, 0, 3)));
+
   // Replicas that draw nothing leave the caller's stream where it was.
   std::vector<std::shared_ptr<Probe>> probes{std::make_shared<Probe>(), std::make_shared<Probe>()};
   manual_seed(3);

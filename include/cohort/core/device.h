@@ -51,7 +51,8 @@ void check_device(Device d, const char* op);
 // What one device has: its cores and its memory (Note [Device properties] in src/core/device.cpp).
 //
 //   std::cout << cohort::device_properties("cpu:1");
-//   // cpu:1: 1 core (cpu 1), 3.0 MiB in use (peak 12.5 MiB, 7 allocations) of 15.6 GiB shared by 2 devices
+//   // cpu:1: 1 core (cpu 1), 3.0 MiB in use (peak 12.5 MiB, 7 allocations, 8.0 MiB cached) of 15.6 GiB
+//   //        shared by 2 devices
 struct DeviceProperties {
   Device device;
   std::vector<int> cpus;   // the OS cpu numbers of the cores the device runs on (at least one)
@@ -60,6 +61,7 @@ struct DeviceProperties {
   int64_t allocated_bytes = 0;  // memory in use and its peak, from the device's allocator (memory_stats)
   int64_t peak_bytes = 0;
   int64_t allocations = 0;
+  int64_t cached_bytes = 0;     // free blocks its allocator keeps for reuse
   int64_t total_memory = 0;     // the memory it may use: the machine's RAM, shared by every CPU device
 
   int cores() const { return static_cast<int>(cpus.size()); }

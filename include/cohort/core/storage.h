@@ -39,13 +39,22 @@ class StorageImpl {
 
 using Storage = std::shared_ptr<StorageImpl>;
 
-// Bytes in use and the peak on one device, as counted by its allocator.
+// Bytes in use and the peak on one device, as counted by its allocator. Freed blocks of 64 KiB and
+// more are kept for reuse (Note [Caching allocator] in src/core/allocator.cpp): cached_bytes.
 struct MemoryStats {
-  int64_t allocated_bytes = 0;
+  int64_t allocated_bytes = 0;  // what live tensors asked for
   int64_t peak_bytes = 0;
   int64_t allocations = 0;  // live allocations
+  int64_t cached_bytes = 0;  // free blocks the allocator keeps
 };
 MemoryStats memory_stats(Device device);
 void reset_peak_memory_stats(Device device);
+// Returns the cached free blocks of one device, or of every device, to the system.
+void empty_cache(Device device);
+void empty_cache();
+// How many bytes of free blocks each device's cache may hold: a quarter of the RAM, at most 4 GiB,
+// unless $COHORT_ALLOCATOR_CACHE_MB says otherwise (0 under AddressSanitizer). 0 turns caching off.
+void set_allocator_cache_limit(int64_t bytes);
+int64_t allocator_cache_limit();
 
 }  // namespace cohort

@@ -167,7 +167,7 @@ class DataParallel : public Module {
     std::vector<std::shared_ptr<M>> used;
     for (size_t i : which) used.push_back(replicas_[i]);
     core_.before_forward(which);
-    auto outputs = parallel::parallel_apply(used, inputs, plan.devices, call);
+    auto outputs = parallel::parallel_apply(used, inputs, plan, call);
     core_.after_forward(which, plan);
     return parallel::gather(outputs, core_.output_device(), gather_options(plan));
   }

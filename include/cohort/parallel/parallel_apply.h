@@ -6,7 +6,8 @@
 //
 // Each replica runs on the persistent worker thread of its device (one per device), with the
 // device's share of the cores as intra-op threads (Note [Threads per device], core/threads.h), the
-// caller's grad mode, and a random generator of its own (Note [Replica RNG] in parallel_apply.cpp).
+// caller's grad mode, and a copy of the caller's random generator (Note [Replica RNG] in
+// parallel_apply.cpp): given the plan, random tensors drawn in forward equal one device's.
 // The default dtype and anomaly mode are process-wide, so replicas see the caller's. One replica
 // runs directly on the calling thread, drawing from the caller's generator, as a plain call would.
 // Waits for every replica, then, if any threw, throws one cohort::Error that lists each failed
@@ -25,8 +26,10 @@
 #include <vector>
 
 #include "cohort/core/device.h"
+#include "cohort/core/generator.h"
 #include "cohort/core/tensor.h"
 #include "cohort/parallel/markers.h"
+#include "cohort/parallel/plan.h"
 
 namespace cohort::parallel {
 
@@ -36,6 +39,7 @@ struct ReplicaJob {
   Device device;
   std::string inputs;  // the input shapes, for the error message
   std::function<void()> run;
+  std::optional<BatchSlice> slice;  // the replica's samples, when a plan says them
 };
 // Runs every job on its device's thread (inline when there is one job, or when called from a device
 // thread), waits for all, and throws one Error listing the failures, prefixed with `op`.
@@ -72,26 +76,42 @@ std::string describe_arguments(const Tuple& args) {
   return os.str();
 }
 
+
+template <class M, class Tuple, class Fn>
+auto apply_jobs(const std::vector<std::shared_ptr<M>>& replicas, const std::vector<Tuple>& inputs,
+                const std::vector<Device>& devices, const Plan* plan, Fn fn) {
+  using Out = std::decay_t<decltype(std::apply([&](const auto&... a) { return fn(*replicas[0], a...); }, inputs[0]))>;
+  check_apply_sizes(replicas.size(), inputs.size(), devices.size());
+  std::vector<std::optional<Out>> slots(replicas.size());
+  std::vector<ReplicaJob> jobs;
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    jobs.push_back({devices[r], describe_arguments(inputs[r]), [&, r] {
+                      slots[r].emplace(std::apply([&](const auto&... a) { return fn(*replicas[r], a...); }, inputs[r]));
+                    }, std::nullopt});
+    if (plan) jobs.back().slice = BatchSlice{plan->dim, plan->offsets[r], plan->chunk_sizes[r], plan->batch};
+  }
+  run_replicas("parallel_apply", jobs);
+  std::vector<Out> outputs;
+  outputs.reserve(slots.size());
+  for (auto& s : slots) outputs.push_back(std::move(*s));
+  return outputs;
+}
+
 }  // namespace detail
 
 // outputs[r] = fn(*replicas[r], args of inputs[r]...) on devices[r]'s thread; see above.
 template <class M, class Tuple, class Fn>
 auto parallel_apply(const std::vector<std::shared_ptr<M>>& replicas, const std::vector<Tuple>& inputs,
                     const std::vector<Device>& devices, Fn fn) {
-  using Out = std::decay_t<decltype(std::apply([&](const auto&... a) { return fn(*replicas[0], a...); }, inputs[0]))>;
-  detail::check_apply_sizes(replicas.size(), inputs.size(), devices.size());
-  std::vector<std::optional<Out>> slots(replicas.size());
-  std::vector<detail::ReplicaJob> jobs;
-  for (size_t r = 0; r < replicas.size(); ++r) {
-    jobs.push_back({devices[r], detail::describe_arguments(inputs[r]), [&, r] {
-                      slots[r].emplace(std::apply([&](const auto&... a) { return fn(*replicas[r], a...); }, inputs[r]));
-                    }});
-  }
-  detail::run_replicas("parallel_apply", jobs);
-  std::vector<Out> outputs;
-  outputs.reserve(slots.size());
-  for (auto& s : slots) outputs.push_back(std::move(*s));
-  return outputs;
+  return detail::apply_jobs(replicas, inputs, devices, nullptr, fn);
+}
+
+// The same on the plan's devices, with each replica told which samples it holds, so that random
+// tensors drawn in forward (dropout) do not depend on the split (Note [Replica RNG]).
+template <class M, class Tuple, class Fn>
+auto parallel_apply(const std::vector<std::shared_ptr<M>>& replicas, const std::vector<Tuple>& inputs,
+                    const Plan& plan, Fn fn) {
+  return detail::apply_jobs(replicas, inputs, plan.devices, &plan, fn);
 }
 
 // The same with each replica's forward(args...).

@@ -1,0 +1,161 @@
+// Batch-norm layers under DataParallel: merged running statistics and sync batch norm.
+//
+// Note [Replica buffers]
+// Replicas update their own buffers (Note [Replica synchronisation]); after a training forward the
+// module must hold what single-device training on the whole batch would. PyTorch keeps the first
+// device's updates (BufferRule::kFirstReplica): its batch-norm running statistics then come from
+// a part of the batch. The default, kExact, recomputes them for the whole batch. A pre-hook on each
+// replica's batch-norm layer records, per channel, the count c_r, mean m_r and sum of squared
+// deviations M2_r of the input it normalised (in float64). Chan's merge gives the whole batch's
+// mean m = sum c_r m_r / c and M2 = sum M2_r + c_r (m_r - m)^2, and the module's running statistics
+// are updated once from their values before the call, as BatchNorm's forward does:
+// running = (1 - f) running + f stat, with stat = m and M2 / (c - 1) (unbiased), f = momentum or
+// 1 / num_batches_tracked, and num_batches_tracked + 1. Equal to one device up to float rounding.
+// The hook runs when the layer is called through its holder (bn(x), Sequential: every built-in
+// model does); a layer called as bn->forward(x) falls back to the chunk-weighted mean of the
+// replicas' running statistics: exact for running_mean, without the between-chunk term for
+// running_var. Other buffers follow kFirstReplica. Evaluation changes no buffer.
+//
+// Note [Sync batch norm]
+// With DataParallelOptions::sync_batch_norm, a forward hook on each replica's batch-norm layer
+// replaces, in training, the chunk-normalised output by x normalised with the whole batch's
+// statistics: each replica computes per-channel sums of x and x^2 (float64) and its count, waits
+// for every replica in the call to post theirs (a rendezvous per layer and per call of the layer,
+// so a layer used twice in one forward pairs calls in order), then sums them all on its own device
+// with differentiable copies (to(device)), so backward carries every replica's share of the
+// statistics' gradient to every other replica, as one device's batch norm would. The rendezvous
+// waits at most 60 s: a replica that failed before reaching the layer makes the others fail too.
+#include "batch_norm_sync.h"
+
+#include <chrono>
+
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/core/error.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/reduction.h"
+
+namespace cohort::parallel::detail {
+
+BnView bn_view(nn::Module& m) {
+  if (auto* b = dynamic_cast<nn::BatchNorm1dImpl*>(&m))
+    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias};
+  if (auto* b = dynamic_cast<nn::BatchNorm2dImpl*>(&m))
+    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias};
+  return {};
+}
+
+
+Tensor sync_batch_norm(nn::Module& m, const Tensor& x, const Tensor& local, SyncBn& sync, size_t r) {
+  if (!m.is_training() || x.dim() < 2) return local;
+  std::vector<int64_t> dims{0}, shape(static_cast<size_t>(x.dim()), 1);
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  shape[1] = x.size(1);
+  Tensor x64 = x.to(kFloat64);
+  Tensor s1 = x64.sum(dims), s2 = (x64 * x64).sum(dims);
+  std::vector<Tensor> all1, all2;
+  std::vector<double> counts;
+  {
+    std::unique_lock<std::mutex> l(sync.m);
+    if (sync.participants <= 1) return local;
+    SyncBn::Round& round = sync.rounds[sync.calls[r]++];
+    if (round.s1.empty()) {
+      round.s1.resize(sync.calls.size());
+      round.s2.resize(sync.calls.size());
+      round.n.assign(sync.calls.size(), 0);
+    }
+    round.s1[r] = s1;
+    round.s2[r] = s2;
+    round.n[r] = static_cast<double>(x.numel() / x.size(1));
+    ++round.arrived;
+    sync.cv.notify_all();
+    bool all = sync.cv.wait_for(l, std::chrono::seconds(60), [&] { return round.arrived == sync.participants; });
+    COHORT_CHECK(all, "DataParallel: sync batch norm: replica ", r, " on ", x.device(), " waited 60 s for the other ",
+                 "replicas, but only ", round.arrived, " of ", sync.participants, " reached this layer; hint: "
+                 "another replica failed before it (see its error), or the replicas call their layers differently");
+    all1 = round.s1, all2 = round.s2, counts = round.n;
+  }
+  Tensor t1, t2;
+  double total = 0;
+  for (size_t j = 0; j < all1.size(); ++j) {
+    if (!all1[j].defined()) continue;
+    Tensor a = all1[j].to(x.device()), b = all2[j].to(x.device());
+    t1 = t1.defined() ? t1 + a : a;
+    t2 = t2.defined() ? t2 + b : b;
+    total += counts[j];
+  }
+  Tensor mu = t1 / total, var = t2 / total - mu * mu;
+  BnView v = bn_view(m);
+  Tensor inv = (var + v.options->eps()).rsqrt().to(x.dtype()).view(shape);
+  Tensor y = (x - mu.to(x.dtype()).view(shape)) * inv;
+  if (v.weight->defined()) y = y * v.weight->view(shape) + v.bias->view(shape);
+  return y;
+}
+
+
+bool merge_batch_norm(BnLayer& layer, const std::vector<size_t>& which, const Plan& plan) {
+  BnView m = bn_view(*layer.master);
+  if (!layer.master->is_training() || !m.options->track_running_stats() || !m.running_mean->defined()) return false;
+  bool exact = true, ran = false;
+  for (size_t r : which) {
+    exact = exact && layer.stats[r]->filled;
+    ran = ran || layer.stats[r]->filled || bn_view(*layer.replicas[r]).num_batches_tracked->_version() != layer.versions[r];
+  }
+  if (!ran) return false;
+  const Device device = m.running_mean->device();
+  Tensor old_mean = m.running_mean->to(kFloat64, false, true), old_var = m.running_var->to(kFloat64, false, true);
+  int64_t old_count = m.num_batches_tracked->defined() ? m.num_batches_tracked->item<int64_t>() : 0;
+  Tensor new_mean = zeros_like(old_mean), new_var = zeros_like(old_var);
+  if (exact) {
+    double c = 0;
+    for (size_t r : which) {
+      c += layer.stats[r]->count;
+      new_mean = new_mean + layer.stats[r]->mean.to(device) * layer.stats[r]->count;
+    }
+    Tensor mu = new_mean / c, m2 = zeros_like(old_mean);
+    for (size_t r : which) {
+      const BnStats& s = *layer.stats[r];
+      Tensor d = s.mean.to(device) - mu;
+      m2 = m2 + s.m2.to(device) + d * d * s.count;
+    }
+    double f = m.options->momentum() ? *m.options->momentum() : 1.0 / static_cast<double>(old_count + 1);
+    new_mean = old_mean * (1 - f) + mu * f;
+    new_var = old_var * (1 - f) + m2 / std::max(c - 1, 1.0) * f;
+  } else {
+    double batch = 0;
+    for (int64_t c : plan.chunk_sizes) batch += static_cast<double>(c);
+    for (size_t k = 0; k < which.size(); ++k) {
+      BnView v = bn_view(*layer.replicas[which[k]]);
+      double w = static_cast<double>(plan.chunk_sizes[k]) / batch;
+      new_mean = new_mean + v.running_mean->to(device).to(kFloat64) * w;
+      new_var = new_var + v.running_var->to(device).to(kFloat64) * w;
+    }
+  }
+  m.running_mean->copy_(new_mean);
+  m.running_var->copy_(new_var);
+  if (m.num_batches_tracked->defined()) m.num_batches_tracked->fill_(old_count + 1);
+  return true;
+}
+
+void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stats) {
+  replica_layer.register_forward_pre_hook([stats](nn::Module& m, const std::vector<Tensor>& in) {
+    BnView v = bn_view(m);
+    if (!m.is_training() || !v.options->track_running_stats() || in.empty() || in[0].dim() < 2) return;
+    NoGradGuard no_grad;
+    Tensor x = in[0].detach().to(kFloat64);
+    std::vector<int64_t> dims{0};
+    for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+    stats->count = static_cast<double>(x.numel() / x.size(1));
+    stats->mean = mean(x, dims);
+    stats->m2 = var(x, dims, /*unbiased=*/false) * stats->count;
+    stats->filled = true;
+  });
+}
+
+void SyncBn::reset(size_t replicas, size_t in_call) {
+  std::lock_guard<std::mutex> l(m);
+  participants = in_call;
+  calls.assign(replicas, 0);
+  rounds.clear();
+}
+
+}  // namespace cohort::parallel::detail

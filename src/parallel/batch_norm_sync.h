@@ -1,0 +1,67 @@
+// Batch-norm layers under DataParallel: the exact merge of the replicas' running statistics
+// (Note [Replica buffers]) and the in-process sync batch norm (Note [Sync batch norm]).
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "cohort/core/tensor.h"
+#include "cohort/nn/batchnorm.h"
+#include "cohort/nn/module.h"
+#include "cohort/parallel/plan.h"
+
+namespace cohort::parallel::detail {
+
+// What a replica's pre-hook records of the input its batch-norm layer normalised (float64).
+struct BnStats {
+  bool filled = false;
+  double count = 0;
+  Tensor mean, m2;  // [C]
+};
+
+// A batch-norm layer's fields, whichever of the two classes it is; all null for other modules.
+struct BnView {
+  nn::BatchNormOptions* options = nullptr;
+  Tensor *running_mean = nullptr, *running_var = nullptr, *num_batches_tracked = nullptr;
+  Tensor *weight = nullptr, *bias = nullptr;
+};
+BnView bn_view(nn::Module& m);
+
+// One batch-norm layer of the module and its copies in the replicas.
+struct BnLayer {
+  std::shared_ptr<nn::Module> master;
+  std::vector<std::shared_ptr<nn::Module>> replicas;  // per replica
+  std::vector<std::shared_ptr<BnStats>> stats;        // per replica, written by its hook
+  std::vector<uint32_t> versions;  // replicas' num_batches_tracked, before the call (the kernel's
+                                   // running-statistics update does not bump their versions)
+};
+
+// Registers the pre-hook that fills `stats` on a replica's batch-norm layer.
+void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stats);
+
+// Note [Replica buffers]: the exact update of one batch-norm layer; false when it did not run.
+bool merge_batch_norm(BnLayer& layer, const std::vector<size_t>& which, const Plan& plan);
+
+// Note [Sync batch norm]: the rendezvous of one layer's replicas.
+struct SyncBn {
+  struct Round {
+    std::vector<Tensor> s1, s2;  // per replica: sums of x and x^2 over all but the channel dim
+    std::vector<double> n;       // per replica: values per channel
+    size_t arrived = 0;
+  };
+  std::mutex m;
+  std::condition_variable cv;
+  size_t participants = 0;     // replicas in this call
+  std::vector<int64_t> calls;  // per replica: calls of the layer in this forward
+  std::map<int64_t, Round> rounds;
+  void reset(size_t replicas, size_t in_call);
+};
+
+// Replica r's output of layer m on input x: `local` (its own chunk's normalisation) outside training,
+// otherwise x normalised with the statistics of every replica's input.
+Tensor sync_batch_norm(nn::Module& m, const Tensor& x, const Tensor& local, SyncBn& sync, size_t r);
+
+}  // namespace cohort::parallel::detail

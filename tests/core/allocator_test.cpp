@@ -1,0 +1,127 @@
+// The caching allocator (Note [Caching allocator]): large blocks come back for requests they fit,
+// small ones are never cached, the counters stay exact, and the limit and empty_cache hold.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cohort/core/device.h"
+#include "cohort/core/storage.h"
+#include "cohort/core/tensor.h"
+#include "cohort/ops/creation.h"
+#include "support/error_of.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Caching on with a known limit for one test, whatever the build's default (off under ASan).
+class CacheLimit {
+ public:
+  explicit CacheLimit(int64_t bytes) : saved_(allocator_cache_limit()) {
+    set_allocator_cache_limit(bytes);
+    empty_cache();
+  }
+  ~CacheLimit() {
+    empty_cache();
+    set_allocator_cache_limit(saved_);
+  }
+
+ private:
+  int64_t saved_;
+};
+
+constexpr int64_t kLarge = 1 << 20;  // floats: 4 MiB, well above the 64 KiB caching threshold
+
+TEST(Allocator, AFreedLargeBlockIsReusedForTheSameSize) {
+  CacheLimit limit(int64_t{64} << 20);
+  const Device d("cpu:0");
+  void* first = nullptr;
+  {
+    Tensor a = empty({kLarge});
+    first = a.data_ptr();
+  }
+  EXPECT_GE(memory_stats(d).cached_bytes, kLarge * 4);
+  Tensor b = empty({kLarge});
+  EXPECT_EQ(b.data_ptr(), first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data_ptr()) % 64, 0u);
+}
+
+TEST(Allocator, ASlightlySmallerRequestReusesTheBlockAMuchSmallerOneDoesNot) {
+  CacheLimit limit(int64_t{64} << 20);
+  void* block = nullptr;
+  {
+    Tensor a = empty({kLarge});
+    block = a.data_ptr();
+  }
+  {
+    Tensor a = empty({kLarge - kLarge / 16});  // fits, wasting a sixteenth
+    EXPECT_EQ(a.data_ptr(), block);
+  }
+  Tensor half = empty({kLarge / 2});  // would waste half the block: a fresh one
+  EXPECT_NE(half.data_ptr(), block);
+}
+
+TEST(Allocator, CountersCountWhatTensorsAskedForAndCachedBytesWhatIsKept) {
+  CacheLimit limit(int64_t{64} << 20);
+  const Device d("cpu:0");
+  const MemoryStats before = memory_stats(d);
+  {
+    Tensor a = empty({kLarge});
+    EXPECT_EQ(memory_stats(d).allocated_bytes, before.allocated_bytes + kLarge * 4);
+    EXPECT_EQ(memory_stats(d).allocations, before.allocations + 1);
+  }
+  const MemoryStats after = memory_stats(d);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes + kLarge * 4);  // 4 MiB is a multiple of the 4 KiB rounding
+  empty_cache(d);
+  EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+}
+
+TEST(Allocator, SmallBlocksAreNotCached) {
+  CacheLimit limit(int64_t{64} << 20);
+  const Device d("cpu:0");
+  { Tensor a = empty({1000}); }
+  EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+}
+
+TEST(Allocator, TheLimitCapsWhatIsKeptAndZeroTurnsCachingOff) {
+  const Device d("cpu:0");
+  {
+    CacheLimit limit(kLarge * 4 * 3 / 2);  // room for one 4 MiB block, not two
+    {
+      Tensor a = empty({kLarge}), b = empty({kLarge});
+    }
+    EXPECT_EQ(memory_stats(d).cached_bytes, kLarge * 4);
+  }
+  CacheLimit off(0);
+  { Tensor a = empty({kLarge}); }
+  EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+  EXPECT_THAT(testing::error_of([] { set_allocator_cache_limit(-1); }),
+              HasSubstr("set_allocator_cache_limit: expected a limit of 0 bytes or more, got -1"));
+}
+
+TEST(Allocator, EachDeviceHasItsOwnCache) {
+  CacheLimit limit(int64_t{64} << 20);
+  set_device_count(std::max(2, device_count()));
+  const Device d0("cpu:0"), d1("cpu:1");
+  { Tensor a = empty({kLarge}, TensorOptions().device(d1)); }
+  EXPECT_EQ(memory_stats(d0).cached_bytes, 0);
+  EXPECT_EQ(memory_stats(d1).cached_bytes, kLarge * 4);
+  Tensor b = empty({kLarge}, TensorOptions().device(d1));
+  EXPECT_EQ(memory_stats(d1).cached_bytes, 0);
+}
+
+TEST(Allocator, ReusedBlocksHoldWhatIsWrittenToThem) {
+  CacheLimit limit(int64_t{64} << 20);
+  { Tensor a = full({kLarge}, 7.0); }
+  Tensor b = zeros({kLarge});  // the reused block must be zeroed, not carry the 7s
+  EXPECT_EQ(b.sum().item<double>(), 0.0);
+  b.fill_(1.0);
+  EXPECT_EQ(b.sum().item<double>(), static_cast<double>(kLarge));
+}
+
+}  // namespace
+}  // namespace cohort
