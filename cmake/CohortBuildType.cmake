@@ -1,7 +1,7 @@
-# Default build type, and the sanitizer build (COHORT_SANITIZE).
+# Default build type, and the sanitizer builds (COHORT_SANITIZE, COHORT_SANITIZE_THREAD).
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
-  if(COHORT_SANITIZE)
+  if(COHORT_SANITIZE OR COHORT_SANITIZE_THREAD)
     set(_cohort_default_type Debug)    # keep assert()s; -O1 -g is forced below
   else()
     set(_cohort_default_type Release)
@@ -22,4 +22,16 @@ if(COHORT_SANITIZE)
   add_compile_options(${_cohort_san} -O1 -g -D_GLIBCXX_ASSERTIONS)
   add_link_options(${_cohort_san})
   message(STATUS "cohort: sanitizer build (ASan + UBSan)")
+endif()
+
+# ThreadSanitizer (scripts/test.sh runs the threaded suites with it). GCC's OpenMP runtime is not
+# instrumented, so its barriers are invisible to TSan: run with one OpenMP thread (OMP_NUM_THREADS=1,
+# and one core so cohort's own thread shares are 1), which tests/tsan.supp explains.
+if(COHORT_SANITIZE_THREAD)
+  if(COHORT_SANITIZE)
+    message(FATAL_ERROR "cohort: COHORT_SANITIZE (ASan) and COHORT_SANITIZE_THREAD cannot be combined")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -O1 -g1)
+  add_link_options(-fsanitize=thread)
+  message(STATUS "cohort: ThreadSanitizer build")
 endif()

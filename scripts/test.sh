@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds and runs the whole suite in build/ (Release),
-# then again in build-asan/ (ASan + UBSan). --no-asan skips the sanitizer build.
-# The last line printed is the summary of the last ctest run.
+# the threaded suites under ThreadSanitizer in build-tsan/, a short run of every fuzz target
+# (scripts/fuzz.sh, build-fuzz/), then the whole suite again in build-asan/ (ASan + UBSan).
+# --no-asan skips the three sanitizer steps. The last line printed is the summary of the last ctest run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -30,6 +31,18 @@ if ((!asan)); then
   exec ctest --test-dir build --output-on-failure -j"$jobs"
 fi
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== ThreadSanitizer: data loader, data parallelism, autograd engine (build-tsan/)"
+# Only those suites are built (COHORT_SANITIZE_THREAD filters cohort_tests). One core and one OpenMP
+# thread: libgomp is not instrumented, so TSan must not see its threads (tests/tsan.supp says more).
+cmake -S . -B build-tsan "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE_THREAD=ON \
+      -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=OFF -DCOHORT_BUILD_APPS=OFF
+cmake --build build-tsan -j"$jobs" --target cohort_tests
+OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+  taskset -c 0 build-tsan/cohort_tests --gtest_brief=1
+
+echo "== Fuzzing: 20 s per target (build-fuzz/)"
+bash scripts/fuzz.sh 20
 
 echo "== Sanitizer build (build-asan/)"
 cmake -S . -B build-asan "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug \

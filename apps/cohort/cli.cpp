@@ -1,4 +1,4 @@
-// The command line of the cohort program (CLI11): train, eval, info.
+// The command line of the cohort program (CLI11): train, eval, info, launch.
 #include "cohort/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -15,6 +15,7 @@
 #include "cohort/data_setup.h"
 #include "cohort/evaluate.h"
 #include "cohort/io/file.h"
+#include "cohort/launch.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/backend.h"
 #include "cohort/run_checkpoint.h"
@@ -61,6 +62,8 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--keep-checkpoints", c.keep_checkpoints, "How many checkpoints to keep")->capture_default_str();
   cmd.add_option("--log-every", c.log_every, "Steps between loss records in metrics.jsonl")->capture_default_str();
   cmd.add_flag("--progress,!--no-progress", c.progress, "Show the progress bar on stderr");
+  cmd.add_flag("--log-all-ranks", c.log_all_ranks,
+               "Under cohort launch, every process prints its epoch lines (by default rank 0 alone logs)");
 }
 
 // With --resume, the run's settings come from its checkpoint. Flags that only change where and how
@@ -95,6 +98,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   if (cmd.get_option("--devices")->count()) c.devices = given.devices;
   c.threads = given.threads;
   c.progress = given.progress;
+  c.log_all_ranks = given.log_all_ranks;
   if (cmd.get_option("--checkpoint-every")->count()) c.checkpoint_every = given.checkpoint_every;
   if (cmd.get_option("--keep-checkpoints")->count()) c.keep_checkpoints = given.keep_checkpoints;
   return c;
@@ -161,6 +165,9 @@ int run_cli(int argc, char** argv) {
 
   CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
 
+  LaunchOptions launch_options;
+  CLI::App* launch_cmd = add_launch_command(app, launch_options);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -175,6 +182,7 @@ int run_cli(int argc, char** argv) {
     }
     if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
     if (*info_cmd) return run_info();
+    if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -1,4 +1,4 @@
-// The command line of the cohort program: subcommands train, eval and info.
+// The command line of the cohort program: subcommands train, eval, info and launch.
 #pragma once
 
 namespace cohort::app {

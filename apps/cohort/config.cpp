@@ -2,6 +2,8 @@
 #include "cohort/config.h"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -54,8 +56,9 @@ std::vector<Device> parse_devices(const std::string& spec) {
   std::vector<Device> devices;
   const bool is_count = !spec.empty() && std::all_of(spec.begin(), spec.end(), ::isdigit);
   if (is_count) {
-    const int n = std::stoi(spec);
-    COHORT_CHECK(n >= 1 && n <= device_count(), "cohort train: --devices ", spec, " asks for ", n, " devices but ",
+    int n = 0;  // stays 0 past int's range, which no device count reaches
+    std::from_chars(spec.data(), spec.data() + spec.size(), n);
+    COHORT_CHECK(n >= 1 && n <= device_count(), "cohort train: --devices ", spec, " asks for ", spec, " devices but ",
                  device_count(), " exist; hint: set COHORT_CPU_DEVICES for more virtual devices");
     for (int i = 0; i < n; ++i) devices.emplace_back(kCPU, i);
     return devices;
@@ -90,28 +93,40 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every}};
 }
 
+int64_t integer_at(const nlohmann::json& j, const char* key, const std::string& where) {
+  COHORT_CHECK(j.is_object() && j.contains(key), where, "'", key, "' is missing");
+  const nlohmann::json& v = j.at(key);
+  COHORT_CHECK(v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX), where, "'", key,
+               "' must be an integer in int64's range, got ", v.dump());
+  return v.get<int64_t>();
+}
+
 TrainConfig train_config_from_json(const nlohmann::json& j) {
+  const std::string where = "cohort: a checkpoint's run configuration is incomplete or malformed: ";
   TrainConfig c;
   try {
     c.model = j.at("model");
     c.dataset = j.at("dataset");
     c.data_dir = j.at("data_dir");
-    c.epochs = j.at("epochs");
-    c.batch_size = j.at("batch_size");
+    c.epochs = integer_at(j, "epochs", where);
+    c.batch_size = integer_at(j, "batch_size", where);
     c.lr = j.at("lr");
     c.optimizer = j.at("optimizer");
     c.momentum = j.at("momentum");
     c.weight_decay = j.at("weight_decay");
     c.scheduler = j.at("scheduler");
-    c.seed = j.at("seed");
-    c.workers = j.at("workers");
+    c.seed = j.at("seed").is_number_unsigned() ? j.at("seed").get<uint64_t>()
+                                                 : static_cast<uint64_t>(integer_at(j, "seed", where));
+    const int64_t workers = integer_at(j, "workers", where);
+    COHORT_CHECK(workers >= INT_MIN && workers <= INT_MAX, where, "'workers' is out of range, got ", workers);
+    c.workers = static_cast<int>(workers);
     c.devices = j.value("devices", "cpu:0");
-    c.limit = j.at("limit");
-    c.checkpoint_every = j.at("checkpoint_every");
-    c.keep_checkpoints = j.at("keep_checkpoints");
-    c.log_every = j.at("log_every");
+    c.limit = integer_at(j, "limit", where);
+    c.checkpoint_every = integer_at(j, "checkpoint_every", where);
+    c.keep_checkpoints = integer_at(j, "keep_checkpoints", where);
+    c.log_every = integer_at(j, "log_every", where);
   } catch (const nlohmann::json::exception& e) {
-    COHORT_CHECK(false, "cohort: a checkpoint's run configuration is incomplete or malformed: ", e.what());
+    throw Error(where + e.what());
   }
   return c;
 }

@@ -34,6 +34,8 @@ struct TrainConfig {
   int64_t keep_checkpoints = 3;
   int64_t log_every = 50;                  // steps between "step" records in metrics.jsonl
   bool progress = true;                    // the progress bar on stderr
+  bool log_all_ranks = false;              // several processes: every rank prints, not only rank 0
+                                           // (how it runs, not what: not in the JSON form)
 
   // Throws a cohort::Error naming the flag when a value is out of range or unknown.
   void validate() const;
@@ -46,6 +48,11 @@ std::vector<Device> parse_devices(const std::string& spec);
 // The fields that define the run's results (everything but where and how fast it runs).
 nlohmann::json to_json(const TrainConfig& config);
 TrainConfig train_config_from_json(const nlohmann::json& j);
+
+// j[key] as an integer (the JSON of checkpoints). Throws a cohort::Error starting with `where` when the
+// key is missing, is not an integer or does not fit int64 (nlohmann alone would convert 1e300 to an
+// integer with undefined behaviour).
+int64_t integer_at(const nlohmann::json& j, const char* key, const std::string& where);
 
 // The choices of --dataset, --optimizer and --scheduler (--model's are models::names()).
 extern const std::vector<std::string> kDatasets, kOptimizers, kSchedulers;

@@ -65,9 +65,16 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const TrainConfig& config,
   const fs::path path = dir / name;
   io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump()}});
 
-  // Only after the new one is safely in place are old ones deleted.
+  // Only after the new one is safely in place are old ones deleted, and the temp files of saves that
+  // a killed run left behind (Note [Atomic writes]: "<name>.tmp.<pid>").
   auto all = list_checkpoints(run_dir);
   for (size_t i = 0; i + static_cast<size_t>(config.keep_checkpoints) < all.size(); ++i) fs::remove(all[i], ec);
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind("step-", 0) == 0 && file.find(".safetensors.tmp.") != std::string::npos) stale.push_back(entry.path());
+  }
+  for (const auto& file : stale) fs::remove(file, ec);
   return path;
 }
 
@@ -100,22 +107,24 @@ Checkpoint read_checkpoint(const fs::path& path) {
                " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
   Checkpoint c;
   c.path = file;
+  const std::string where = "cohort: " + file.string() + ": malformed run state in the checkpoint: ";
   try {
     const nlohmann::json run = nlohmann::json::parse(it->second);
-    COHORT_CHECK(run.at("format") == kFormat, "cohort: ", file.string(), ": checkpoint format ", run.at("format").dump(),
+    COHORT_CHECK(run.is_object() && run.contains("format") && run.at("format") == kFormat, "cohort: ", file.string(),
+                 ": checkpoint format ", run.is_object() && run.contains("format") ? run.at("format").dump() : "(none)",
                  " is not supported (this cohort reads format ", kFormat, ")");
     c.config = train_config_from_json(run.at("config"));
     TrainProgress& p = c.progress;
-    p.step = run.at("step");
-    p.loader.epoch = run.at("epoch");
-    p.loader.batch = run.at("batch");
+    p.step = integer_at(run, "step", where);
+    p.loader.epoch = integer_at(run, "epoch", where);
+    p.loader.batch = integer_at(run, "batch", where);
     p.loss_sum = run.at("loss_sum");
-    p.correct = run.at("correct");
-    p.seen = run.at("seen");
+    p.correct = integer_at(run, "correct", where);
+    p.seen = integer_at(run, "seen", where);
     p.epoch_seconds = run.at("epoch_seconds");
     p.elapsed_seconds = run.at("elapsed_seconds");
   } catch (const nlohmann::json::exception& e) {
-    throw Error("cohort: " + file.string() + ": malformed run state in the checkpoint: " + e.what());
+    throw Error(where + e.what());
   }
   return c;
 }
@@ -123,18 +132,26 @@ Checkpoint read_checkpoint(const fs::path& path) {
 void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
                         optim::LRScheduler* scheduler) {
   const io::Metadata metadata = io::load_checkpoint(checkpoint.path, model, optimizer);
-  const nlohmann::json run = nlohmann::json::parse(metadata.at(kRunKey));
-  if (scheduler) {
-    const nlohmann::json& s = run.at("scheduler");
-    COHORT_CHECK(!s.is_null(), "cohort: ", checkpoint.path.string(), " has no scheduler state but the run uses one");
-    optim::LRSchedulerState state;
-    state.last_epoch = s.at("last_epoch");
-    state.step_count = s.at("step_count");
-    state.base_lrs = s.at("base_lrs").get<std::vector<double>>();
-    state.last_lrs = s.at("last_lrs").get<std::vector<double>>();
-    scheduler->load_state_dict(state);
+  const std::string where = "cohort: " + checkpoint.path.string() + ": malformed run state in the checkpoint: ";
+  try {
+    auto found = metadata.find(kRunKey);
+    COHORT_CHECK(found != metadata.end(), "cohort: ", checkpoint.path.string(),
+                 " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
+    const nlohmann::json run = nlohmann::json::parse(found->second);
+    if (scheduler) {
+      const nlohmann::json& s = run.at("scheduler");
+      COHORT_CHECK(!s.is_null(), "cohort: ", checkpoint.path.string(), " has no scheduler state but the run uses one");
+      optim::LRSchedulerState state;
+      state.last_epoch = integer_at(s, "last_epoch", where + "scheduler: ");
+      state.step_count = integer_at(s, "step_count", where + "scheduler: ");
+      state.base_lrs = s.at("base_lrs").get<std::vector<double>>();
+      state.last_lrs = s.at("last_lrs").get<std::vector<double>>();
+      scheduler->load_state_dict(state);
+    }
+    default_generator().set_state(run.at("rng").get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + e.what());
   }
-  default_generator().set_state(run.at("rng").get<std::string>());
 }
 
 }  // namespace cohort::app

@@ -72,3 +72,8 @@
 #include "cohort/parallel/parallel_apply.h"
 #include "cohort/parallel/replicate.h"
 #include "cohort/parallel/accumulate.h"
+#include "cohort/distributed/checkpoint.h"
+#include "cohort/distributed/ddp.h"
+#include "cohort/distributed/init.h"
+#include "cohort/distributed/process_group.h"
+#include "cohort/distributed/uneven.h"

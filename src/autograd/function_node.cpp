@@ -44,6 +44,10 @@ std::vector<Tensor> AccumulateGrad::apply(Tensor grad_output) {
   } else {
     meta.grad.add_(grad);
   }
+  if (!meta.post_accumulate_hooks.empty()) {
+    Tensor self(variable_);
+    for (const auto& [id, hook] : meta.post_accumulate_hooks) hook(self);
+  }
   return {};
 }
 

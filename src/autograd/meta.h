@@ -15,6 +15,7 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;             // null for leaves
   std::weak_ptr<Node> grad_accumulator;      // leaves: the AccumulateGrad node, made on demand
   std::vector<std::pair<unsigned, Node::Hook>> leaf_hooks;  // leaves: run before accumulation
+  std::vector<std::pair<unsigned, Tensor::PostAccumulateGradHook>> post_accumulate_hooks;  // leaves: run after
   unsigned next_hook_id = 0;
   bool retains_grad = false;
   unsigned retain_hook = 0;

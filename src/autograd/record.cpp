@@ -144,11 +144,21 @@ unsigned Tensor::register_hook(Hook hook) const {
   return meta.next_hook_id++;
 }
 
+unsigned Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const {
+  COHORT_CHECK_AS(AutogradError, requires_grad() && is_leaf(), "register_post_accumulate_grad_hook: the tensor ",
+                  requires_grad() ? "is not a leaf" : "does not require grad",
+                  "; hint: register it on a parameter (a leaf that requires grad)");
+  AutogradMeta& meta = impl_->ensure_autograd_meta();
+  meta.post_accumulate_hooks.emplace_back(meta.next_hook_id, std::move(hook));
+  return meta.next_hook_id++;
+}
+
 void Tensor::remove_hook(unsigned handle) const {
   AutogradMeta* meta = checked().autograd_meta();
   if (!meta) return;
   if (meta->grad_fn) return meta->grad_fn->remove_pre_hook(handle);
   std::erase_if(meta->leaf_hooks, [handle](const auto& h) { return h.first == handle; });
+  std::erase_if(meta->post_accumulate_hooks, [handle](const auto& h) { return h.first == handle; });
 }
 
 }  // namespace cohort

@@ -1,7 +1,7 @@
 // TensorImpl geometry bookkeeping.
 #include "cohort/core/tensor_impl.h"
 
-#include <limits>
+#include <algorithm>
 
 #include "autograd/meta.h"
 #include "cohort/core/error.h"
@@ -19,13 +19,15 @@ Shape contiguous_strides(IntArrayRef sizes) {
 }
 
 int64_t checked_numel(IntArrayRef sizes, const char* op) {
-  int64_t n = 1;
+  // The contiguous strides multiply the sizes with 0 counted as 1, so they must fit as well: an
+  // empty [0, 2^40, 2^40] has no elements but a stride of 2^80.
+  int64_t n = 1, extent = 1;
   for (int64_t s : sizes) {
     COHORT_CHECK(s >= 0, op, ": sizes must be non-negative, got ", sizes);
-    if (s != 0 && n > std::numeric_limits<int64_t>::max() / s)
-      throw OutOfMemoryError(detail::str(op, ": the number of elements of a tensor of sizes ", sizes,
+    if (__builtin_mul_overflow(extent, std::max<int64_t>(s, 1), &extent))
+      throw OutOfMemoryError(detail::str(op, ": the number of elements (or the strides) of a tensor of sizes ", sizes,
                                          " overflows int64"));
-    n *= s;
+    n *= s;  // n <= extent
   }
   return n;
 }

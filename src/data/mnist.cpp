@@ -68,7 +68,14 @@ Tensor parse_idx(const std::vector<uint8_t>& b, const std::string& path, const s
     dims[i] = int64_t{p[0]} << 24 | int64_t{p[1]} << 16 | int64_t{p[2]} << 8 | p[3];
     overflow |= __builtin_mul_overflow(declared, static_cast<uint64_t>(dims[i]), &declared);
   }
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) declared = 0, overflow = false;  // an empty set
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) {  // an empty set, if its other dims fit a tensor
+    uint64_t extent = 1;
+    for (int64_t d : dims)
+      if (__builtin_mul_overflow(extent, static_cast<uint64_t>(std::max<int64_t>(d, 1)), &extent) || extent > INT64_MAX)
+        fail(op, path, "the IDX header declares dims " + shape_str(dims) +
+                           ": no elements, but the other dims multiply past int64, too large for a tensor");
+    declared = 0, overflow = false;
+  }
   if (overflow || declared > available)
     fail(op, path, "truncated IDX data: the header declares dims " + shape_str(dims) +
                        (overflow ? "" : " (" + std::to_string(declared) + " bytes)") + " but only " +

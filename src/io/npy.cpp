@@ -228,9 +228,13 @@ void save_npy(const std::filesystem::path& path, const Tensor& tensor) {
 Tensor load_npy(const std::filesystem::path& path) {
   detail::FileReader file(path, "load_npy");
   const Header h = read_header(file);
-  int64_t numel = 1;
-  for (int64_t d : h.shape)
-    if (__builtin_mul_overflow(numel, d, &numel)) file.fail("shape " + repr_shape(h.shape) + " has too many elements (overflow)");
+  // Zeros count as ones in the overflow check: an empty array's other dims still make its strides.
+  int64_t numel = 1, extent = 1;
+  for (int64_t d : h.shape) {
+    if (__builtin_mul_overflow(extent, std::max<int64_t>(d, 1), &extent))
+      file.fail("shape " + repr_shape(h.shape) + " has too many elements (overflow)");
+    numel *= d;  // <= extent
+  }
   uint64_t nbytes;
   if (__builtin_mul_overflow(static_cast<uint64_t>(numel), element_size(h.dtype), &nbytes))
     file.fail("shape " + repr_shape(h.shape) + " has too many bytes (overflow)");

@@ -106,11 +106,14 @@ Entry parse_entry(const std::string& name, const json& info, uint64_t buffer_siz
 
   const json& shape = info["shape"];
   if (!shape.is_array()) file.fail(where + "shape must be an array of integers, got " + shape.dump());
-  int64_t numel = 1;
+  // Zeros count as ones in the overflow check: an empty tensor's other dims still make its strides.
+  int64_t numel = 1, extent = 1;
   for (const json& d : shape) {
     std::optional<int64_t> n = as_index(d);
     if (!n) file.fail(where + "shape must hold non-negative integers, got " + shape.dump());
-    if (__builtin_mul_overflow(numel, *n, &numel)) file.fail(where + "shape " + shape.dump() + " has too many elements (overflow)");
+    if (__builtin_mul_overflow(extent, std::max<int64_t>(*n, 1), &extent))
+      file.fail(where + "shape " + shape.dump() + " has too many elements (overflow)");
+    numel *= *n;  // <= extent
     e.shape.push_back(*n);
   }
   uint64_t nbytes;

@@ -167,7 +167,7 @@ void Optimizer::load_state_dict(const OptimizerState& state) {
       if (i >= param_groups_.size()) continue;  // reported below
       if (rest == "num_params") {
         if (value != static_cast<double>(param_groups_[i].params().size()))
-          problems.push_back("group " + std::to_string(i) + " has " + std::to_string(static_cast<int64_t>(value)) +
+          problems.push_back("group " + std::to_string(i) + " has " + detail::str(value) +  // any double, from a file
                              " parameters in the state, " + std::to_string(param_groups_[i].params().size()) +
                              " in this optimizer");
       } else {

@@ -87,6 +87,11 @@ class Tensor {
   unsigned register_hook(F f) const {
     return register_hook(Hook([f = std::move(f)](const Tensor& g) { f(g); return Tensor(); }));
   }
+  // Leaves only: `hook(tensor)` runs right after a backward pass has accumulated into tensor.grad()
+  // (PyTorch's register_post_accumulate_grad_hook; DDP uses it to start reducing ready gradients).
+  // remove_hook(handle) removes it.
+  using PostAccumulateGradHook = std::function<void(const Tensor&)>;
+  unsigned register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
   void remove_hook(unsigned handle) const;
   // Bumped by every in-place write to this tensor's storage.
   uint32_t _version() const { return checked().storage()->version(); }

@@ -1,6 +1,8 @@
 // Batched float32 matrix product on oneDNN, with primitives cached per shape and strides.
 #include <dnnl.hpp>
 
+#include <algorithm>
+#include <array>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -15,16 +17,33 @@ namespace {
 
 using dnnl::memory;
 
-// oneDNN takes a plain matrix when one of its two inner strides is 1.
+// oneDNN takes a plain matrix when one of its two inner strides is 1, and only strides that it can
+// order without overlap: each at least the extent (stride x size) of the next smaller one, so not a
+// batch stride that falls inside a row (a slice of a permuted tensor) nor an expanded row or column.
+// A batch stride of 0 is fine: describe() rewrites it.
 bool dnnl_layout_ok(const Tensor& t) {
-  return t.stride(2) == 1 || t.stride(1) == 1 || t.size(1) == 1 || t.size(2) == 1;
+  if (!(t.stride(2) == 1 || t.stride(1) == 1 || t.size(1) == 1 || t.size(2) == 1)) return false;
+  std::array<std::pair<int64_t, int64_t>, 3> dims;  // (stride, size) of the dims that matter
+  size_t n = 0;
+  for (int64_t d = 0; d < 3; ++d)
+    if (t.size(d) > 1 && !(d == 0 && t.stride(0) == 0)) dims[n++] = {t.stride(d), t.size(d)};
+  std::sort(dims.begin(), dims.begin() + n);
+  if (n > 0 && dims[0].first < 1) return false;
+  for (size_t i = 1; i < n; ++i)
+    if (dims[i].first < dims[i - 1].first * dims[i - 1].second) return false;
+  return true;
 }
 
 memory::desc describe(const Tensor& t) {
+  // The stride of a size-1 dim means nothing but steers oneDNN's choice of kernel (a [16, 1] column
+  // with strides (1, 4) gets a gemm that fails to execute), so it is made canonical: unit for a
+  // column's K, and for a row the value that keeps it plain.
+  const int64_t s2 = t.size(2) == 1 ? 1 : t.stride(2);
+  const int64_t s1 = t.size(1) == 1 ? (s2 == 1 ? t.size(2) : 1) : t.stride(1);
   // A batch stride of 0 (an expanded operand) becomes a broadcast batch dim of 1.
-  int64_t batch = t.stride(0) == 0 ? 1 : t.size(0);
-  memory::dims strides = {t.stride(0) == 0 ? t.size(1) * t.size(2) : t.stride(0), t.stride(1), t.stride(2)};
-  return memory::desc({batch, t.size(1), t.size(2)}, memory::data_type::f32, strides);
+  const bool broadcast = t.stride(0) == 0;
+  const int64_t s0 = broadcast || t.size(0) == 1 ? std::max(s1 * t.size(1), s2 * t.size(2)) : t.stride(0);
+  return memory::desc({broadcast ? 1 : t.size(0), t.size(1), t.size(2)}, memory::data_type::f32, {s0, s1, s2});
 }
 
 struct Key {
@@ -85,6 +104,9 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
   if (c.dtype() != kFloat32) return bmm_reference(c, a, b);
   Tensor ac = dnnl_layout_ok(a) ? a : a.contiguous();
   Tensor bc = dnnl_layout_ok(b) ? b : b.contiguous();
+  // oneDNN broadcasts one operand's batch of 1 to the other's, never both to the output's: when
+  // both are expanded over the batch (stride 0), one of them is materialised.
+  if (ac.stride(0) == 0 && bc.stride(0) == 0 && c.size(0) > 1) ac = ac.contiguous();
   thread_local MatmulCache cache;
   dnnl::matmul& prim = cache.get(c, ac, bc);
   memory am(describe(ac), dnnl_engine(), ac.data_ptr());

@@ -1,0 +1,55 @@
+// The trainer's processes: see ranks.h.
+#include "cohort/ranks.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+#include "cohort/core/device.h"
+#include "cohort/core/error.h"
+#include "cohort/distributed/init.h"
+#include "cohort/ops/creation.h"
+
+namespace cohort::app {
+
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  COHORT_CHECK(*end == '\0' && n >= 1 && n <= 1 << 20, "cohort train: $", name, " must be a positive integer, got \"",
+               v, "\"");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+Ranks Ranks::from_environment() {
+  Ranks r;
+  // $COHORT_TIMEOUT (cohort launch --timeout): seconds to wait for the other ranks and for each collective.
+  const auto timeout = std::chrono::seconds(env_int("COHORT_TIMEOUT", 300));
+  if (env_int("WORLD_SIZE", 1) > 1) r.group_ = distributed::init_process_group(timeout);
+  return r;
+}
+
+void Ranks::sum(std::vector<double>& values) const {
+  if (!group_ || values.empty()) return;
+  Tensor t = tensor(values, TensorOptions(kFloat64));
+  group_->all_reduce({t});
+  const double* p = t.data_ptr<double>();
+  values.assign(p, p + values.size());
+}
+
+void Ranks::barrier() const {
+  if (group_) group_->barrier();
+}
+
+int threads_per_process(int requested) {
+  if (requested > 0) return requested;
+  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && *omp) return env_int("OMP_NUM_THREADS", 1);
+  return std::max(1, core_count() / env_int("LOCAL_WORLD_SIZE", 1));
+}
+
+}  // namespace cohort::app

@@ -1,0 +1,79 @@
+// Reducer: averages parameter gradients across ranks in buckets while backward still runs; the
+// type-independent core of DistributedDataParallel (ddp.h). See Note [Gradient buckets] in reducer.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cohort/distributed/process_group.h"
+#include "cohort/nn/module.h"
+
+namespace cohort::distributed {
+
+struct DistributedDataParallelOptions {
+  // A bucket closes once its gradients reach this size (the first one at min(1 MB, this), so that the
+  // first reduction starts early); buckets follow the reverse of the parameters' registration order.
+  DistributedDataParallelOptions& bucket_cap_mb(double mb) { bucket_cap_mb_ = mb; return *this; }
+  // Allow parameters that get no gradient in an iteration (on some ranks or all): they count as zero
+  // on those ranks, and one that no rank used keeps its .grad() untouched. Off: such a parameter is an
+  // error on every rank (naming it) after that backward.
+  DistributedDataParallelOptions& find_unused_parameters(bool on) { find_unused_parameters_ = on; return *this; }
+  // Copy rank 0's buffers (batch-norm statistics) to every rank before each training forward.
+  DistributedDataParallelOptions& broadcast_buffers(bool on) { broadcast_buffers_ = on; return *this; }
+
+  double bucket_cap_mb() const { return bucket_cap_mb_; }
+  bool find_unused_parameters() const { return find_unused_parameters_; }
+  bool broadcast_buffers() const { return broadcast_buffers_; }
+
+ private:
+  double bucket_cap_mb_ = 25;
+  bool find_unused_parameters_ = false;
+  bool broadcast_buffers_ = true;
+};
+
+// One bucket: the parameters whose gradients travel together, in launch order.
+struct BucketInfo {
+  std::vector<std::string> parameters;
+  int64_t bytes = 0;
+};
+
+class Reducer {
+ public:
+  // Broadcasts rank 0's parameters and buffers (collective), builds the buckets and hooks every
+  // parameter that requires grad.
+  Reducer(std::shared_ptr<ProcessGroup> group, std::shared_ptr<nn::Module> module,
+          DistributedDataParallelOptions options);
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  // Around the module's forward: buffers broadcast (training, grad mode), and, when gradients are to
+  // be synchronised, the next backward armed to reduce.
+  void before_forward();
+  void after_forward();
+
+  // Off: backward leaves gradients local (no_sync); read at forward.
+  void set_sync(bool on) { sync_ = on; }
+  bool sync() const { return sync_; }
+
+  const std::vector<BucketInfo>& buckets() const;
+  const std::shared_ptr<ProcessGroup>& process_group() const { return group_; }
+  const DistributedDataParallelOptions& options() const { return options_; }
+
+  struct State;
+
+ private:
+  void mark_ready(size_t param);  // a parameter's post-accumulate-grad hook
+  void launch_ready();
+  void finalize();                // queued at the end of backward
+
+  std::shared_ptr<ProcessGroup> group_;
+  std::shared_ptr<nn::Module> module_;
+  DistributedDataParallelOptions options_;
+  bool sync_ = true;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cohort::distributed
