@@ -29,8 +29,10 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/optim_setup.h"
 #include "cohort/run_checkpoint.h"
+#include "support/run_metrics.h"
 
 namespace fs = std::filesystem;
+using cohort::testing::metrics_of;
 using Clock = std::chrono::steady_clock;
 using ::testing::HasSubstr;
 
@@ -136,19 +138,6 @@ int64_t check_newest_loads(const fs::path& run) {
   return c.progress.step;
 }
 
-// metrics.jsonl without the config line and the timing fields, which differ run to run.
-std::vector<nlohmann::json> metrics_of(const fs::path& run) {
-  std::vector<nlohmann::json> records;
-  std::ifstream in(run / "metrics.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto r = nlohmann::json::parse(line);
-    if (r["kind"] == "config") continue;
-    for (const char* key : {"images_per_s", "elapsed_s", "seconds"}) r.erase(key);
-    records.push_back(r);
-  }
-  return records;
-}
 
 cohort::Tensor final_weight(const fs::path& run) {
   return cohort::io::load_safetensors(cohort::app::list_checkpoints(run).back())["model/fc3.weight"];

@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/run_checkpoint.h"
+#include "support/run_metrics.h"
 #include "support/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -46,33 +45,9 @@ std::vector<std::string> launched(int processes, std::vector<std::string> comman
   return argv;
 }
 
-std::vector<nlohmann::json> metrics_of(const fs::path& dir) {
-  std::vector<nlohmann::json> records;
-  std::ifstream in(dir / "metrics.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto r = nlohmann::json::parse(line);
-    if (r["kind"] == "config") continue;
-    for (const char* key : {"images_per_s", "elapsed_s", "seconds"}) r.erase(key);
-    records.push_back(r);
-  }
-  return records;
-}
 
 void expect_same_run(const fs::path& one, const fs::path& many) {
-  auto a = metrics_of(one), b = metrics_of(many);
-  ASSERT_EQ(a.size(), b.size());
-  ASSERT_GT(a.size(), 2u);
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_EQ(a[i]["step"], b[i]["step"]) << "record " << i;
-    for (const char* key : {"loss", "train_loss", "test_loss"}) {
-      if (!a[i].contains(key)) continue;
-      const double x = a[i][key], y = b[i][key];
-      EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << key << " in record " << i;
-    }
-    for (const char* key : {"train_acc", "test_acc"})
-      if (a[i].contains(key)) EXPECT_NEAR(a[i][key].get<double>(), b[i][key].get<double>(), 2.0 / 512) << key;
-  }
+  cohort::testing::expect_same_metrics(one, many, 2.0 / 512);
   auto x = cohort::io::load_safetensors(cohort::app::list_checkpoints(one).back());
   auto y = cohort::io::load_safetensors(cohort::app::list_checkpoints(many).back());
   for (const auto& item : x) {

@@ -13,8 +13,10 @@
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/run_checkpoint.h"
+#include "support/run_metrics.h"
 
 namespace fs = std::filesystem;
+using cohort::testing::metrics_of;
 using ::testing::HasSubstr;
 
 namespace {
@@ -46,19 +48,6 @@ std::vector<std::string> with(std::vector<std::string> flags, const std::vector<
   return flags;
 }
 
-// metrics.jsonl without the timing fields, which differ run to run.
-std::vector<nlohmann::json> metrics_of(const fs::path& dir) {
-  std::vector<nlohmann::json> records;
-  std::ifstream in(dir / "metrics.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto r = nlohmann::json::parse(line);
-    if (r["kind"] == "config") continue;
-    for (const char* key : {"images_per_s", "elapsed_s", "seconds"}) r.erase(key);
-    records.push_back(r);
-  }
-  return records;
-}
 
 cohort::Tensor final_weight(const fs::path& dir) {
   auto all = cohort::app::list_checkpoints(dir);
@@ -176,17 +165,7 @@ TEST(Trainer, TwoDevicesGiveTheMetricsOfOne) {
   ASSERT_EQ(run_cohort(with(base_flags(one), {"--epochs", "2"})).first, 0);
   auto [code, err] = run_cohort(with(base_flags(two), {"--epochs", "2", "--devices", "cpu:0,cpu:1"}));
   ASSERT_EQ(code, 0) << err;
-  auto a = metrics_of(one), b = metrics_of(two);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    for (const char* key : {"loss", "train_loss", "test_loss"}) {
-      if (!a[i].contains(key)) continue;
-      const double x = a[i][key], y = b[i][key];
-      EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::abs(x))) << key << " in record " << i;
-    }
-    for (const char* key : {"train_acc", "test_acc"})
-      if (a[i].contains(key)) EXPECT_NEAR(a[i][key].get<double>(), b[i][key].get<double>(), 2.0 / 512) << key;
-  }
+  cohort::testing::expect_same_metrics(one, two, 2.0 / 512);
 }
 
 TEST(Trainer, BadDevicesAreClearErrors) {
