@@ -10,6 +10,7 @@ packages=(
   zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
   libgloo-dev                      # distributed: the Gloo process group (TCP transport, file/Redis store)
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev      # scripts/fuzz.sh: the libFuzzer targets (fuzz/) build with clang
   libtorch-dev                     # tests/compat: the same programs built against libtorch
   dataset-fashion-mnist
 )

@@ -58,6 +58,7 @@ void TensorImpl::refresh() {
   numel_ = 1;
   for (int64_t s : sizes_) numel_ *= s;
   contiguous_ = true;
+  if (numel_ == 0) return;  // as in PyTorch: no element is out of place (empty({2, 0}) is contiguous)
   int64_t expected = 1;
   for (size_t i = sizes_.size(); i-- > 0;) {
     if (sizes_[i] == 1) continue;

@@ -38,8 +38,15 @@ using ::testing::HasSubstr;
 
 namespace {
 
+fs::path scratch_root() { return fs::temp_directory_path() / ("cohort-crash-test-" + std::to_string(::getpid())); }
+
+// Removes the test's runs unless it failed (then they are kept to look at).
+void remove_runs_if_passed() {
+  if (!::testing::Test::HasFailure()) fs::remove_all(scratch_root());
+}
+
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-crash-test-" + std::to_string(::getpid())) / name;
+  fs::path dir = scratch_root() / name;
   fs::remove_all(dir);
   fs::create_directories(dir.parent_path());
   return dir;
@@ -212,6 +219,7 @@ TEST(CrashSafety, KilledAtRandomMomentsTheNewestCheckpointLoadsAndResumeFinishes
   for (const char* file : {"eval.json", "report.html", "samples.png", "metrics.jsonl"}) EXPECT_TRUE(fs::exists(run / file)) << file;
   std::cout << "[ crash    ] " << kills << " kills (run " << run_ms << " ms), " << resumed << " resumes, " << finished
             << " runs finished before their kill, " << torn_saves.size() << " saves interrupted (their temp files)\n";
+  remove_runs_if_passed();
 }
 
 TEST(CrashSafety, AFullDiskDuringATrainerSaveFailsCleanlyAndKeepsThePreviousCheckpoint) {
@@ -241,4 +249,5 @@ TEST(CrashSafety, AFullDiskDuringATrainerSaveFailsCleanlyAndKeepsThePreviousChec
   // With space again, the run continues from the kept checkpoint.
   ASSERT_NO_FATAL_FAILURE(run_to_end(with_epochs(resume_flags(run), 2), log));
   EXPECT_EQ(cohort::app::read_checkpoint(run).progress.step, 16);
+  remove_runs_if_passed();
 }

@@ -70,6 +70,20 @@ TEST_F(FuzzRegression, SafetensorsEmptyTensorWithAbsurdDims) {
               AllOf(HasSubstr("load_safetensors: " + p.string()), HasSubstr("has too many elements (overflow)")));
 }
 
+// fuzz_npy, crash-9745eca5: shape (0, 0) loaded as a tensor that was not contiguous (load_npy
+// promises contiguous) and failed the save / load round trip: TensorImpl counted [0, 0] and [2, 0]
+// as strided. An empty tensor is contiguous, as in PyTorch.
+TEST_F(FuzzRegression, NpyEmptyArraysAreContiguousAndRoundTrip) {
+  const fs::path p = file("empty.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 0), }"));
+  const Tensor t = io::load_npy(p);
+  EXPECT_EQ(t.sizes(), IntArrayRef({0, 0}));
+  EXPECT_TRUE(t.is_contiguous());
+  io::save_npy(path("again.npy"), t);
+  EXPECT_TRUE(same_tensor(io::load_npy(path("again.npy")), t));
+  for (const Shape& shape : {Shape{0, 0}, Shape{2, 0}, Shape{3, 0, 4}, Shape{0}})
+    EXPECT_TRUE(cohort::empty(shape).is_contiguous()) << IntArrayRef(shape);
+}
+
 // The root cause, in core: empty() itself refuses sizes whose strides overflow.
 TEST_F(FuzzRegression, EmptyTensorWhoseStridesOverflowIsAnOutOfMemoryError) {
   EXPECT_THROW(empty({0, int64_t{1} << 40, int64_t{1} << 40}), OutOfMemoryError);
