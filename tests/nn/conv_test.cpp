@@ -20,6 +20,7 @@ using cohort::testing::error_of;
 #include "cohort/autograd/node.h"
 #include "cohort/core/generator.h"
 #include "cohort/nn/conv.h"
+#include "cohort/ops/backend.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -111,6 +112,69 @@ TEST(ConvKernels, Float32OpMatchesFloat64Op) {
     Tensor y64 = F::conv2d(x.to(kFloat64), w.to(kFloat64), b.to(kFloat64), opts);
     EXPECT_EQ(y32.sizes(), y64.sizes());
     EXPECT_LT(max_diff(y32, y64), 1e-4) << (same ? "same" : "explicit padding");
+  }
+}
+
+// Restores the process-wide conv algorithm when a test ends.
+struct ConvAlgorithmScope {
+  ConvAlgorithm saved = conv_algorithm();
+  explicit ConvAlgorithmScope(ConvAlgorithm a) { set_conv_algorithm(a); }
+  ~ConvAlgorithmScope() { set_conv_algorithm(saved); }
+};
+
+// Output, input gradient and weight gradient of one conv2d (padding 1), in float64.
+std::vector<Tensor> conv_and_grads(const Tensor& x, const Tensor& w, DType dtype) {
+  Tensor xd = x.to(dtype).clone().requires_grad_(true), wd = w.to(dtype).clone().requires_grad_(true);
+  Tensor y = F::conv2d(xd, wd, F::Conv2dFuncOptions().padding(1));
+  (y * y).sum().backward();  // a gradient that differs per element
+  return {y.detach().to(kFloat64), xd.grad().to(kFloat64), wd.grad().to(kFloat64)};
+}
+
+TEST(ConvAlgorithm, WinogradAndDirectBothMatchFloat64) {
+  manual_seed(5);
+  // 3x3, stride 1, 16 channels, 2 x 4 x 4 = 32 tiles of 4x4: Auto picks Winograd.
+  Tensor x = randn({2, 16, 16, 16}), w = randn({16, 16, 3, 3}) / 12.0;
+  const std::vector<Tensor> exact = conv_and_grads(x, w, kFloat64);
+  std::vector<Tensor> got[3];
+  const ConvAlgorithm algorithms[3] = {ConvAlgorithm::Direct, ConvAlgorithm::Winograd, ConvAlgorithm::Auto};
+  const char* names[3] = {"output", "input gradient", "weight gradient"};
+  for (int a = 0; a < 3; ++a) {
+    ConvAlgorithmScope scope(algorithms[a]);
+    got[a] = conv_and_grads(x, w, kFloat32);
+    for (int k = 0; k < 3; ++k) {
+      const double scale = exact[k].abs().max().item<double>();
+      EXPECT_LT(max_diff(got[a][k], exact[k]) / scale, 2e-5) << names[k] << ", algorithm " << a;
+    }
+  }
+  // Winograd really ran (its rounding differs from direct's), and Auto chose it here.
+  EXPECT_FALSE(equal(got[0][0], got[1][0]));
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(equal(got[1][k], got[2][k])) << names[k];
+}
+
+TEST(ConvAlgorithm, AutoStaysDirectWhereWinogradDoesNotPay) {
+  manual_seed(6);
+  struct Case {
+    const char* why;
+    Tensor x, w;
+    F::Conv2dFuncOptions opts;
+  };
+  const std::vector<Case> cases = {
+      {"8 tiles", randn({2, 16, 8, 8}), randn({16, 16, 3, 3}), F::Conv2dFuncOptions().padding(1)},
+      {"stride 2", randn({8, 16, 32, 32}), randn({16, 16, 3, 3}), F::Conv2dFuncOptions().padding(1).stride(2)},
+      {"groups", randn({8, 16, 32, 32}), randn({16, 8, 3, 3}), F::Conv2dFuncOptions().padding(1).groups(2)},
+      {"5x5", randn({8, 16, 32, 32}), randn({16, 16, 5, 5}), F::Conv2dFuncOptions().padding(2)},
+  };
+  for (const Case& c : cases) {
+    Tensor direct, automatic;
+    {
+      ConvAlgorithmScope scope(ConvAlgorithm::Direct);
+      direct = F::conv2d(c.x, c.w, c.opts);
+    }
+    {
+      ConvAlgorithmScope scope(ConvAlgorithm::Auto);
+      automatic = F::conv2d(c.x, c.w, c.opts);
+    }
+    EXPECT_TRUE(equal(direct, automatic)) << c.why;
   }
 }
 

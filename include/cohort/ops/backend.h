@@ -1,4 +1,5 @@
-// What the compute backends are: for `cohort info` and bug reports.
+// What the compute backends are (for `cohort info` and bug reports), and the one choice they leave to
+// the user: how float32 3x3 convolutions are computed.
 #pragma once
 
 #include <string>
@@ -12,5 +13,20 @@ struct BackendInfo {
 };
 
 BackendInfo backend_info();
+
+// The algorithm of float32 convolutions on the CPU (the role of PyTorch's torch.backends flags).
+// Winograd F(4x4, 3x3) needs about a quarter of direct convolution's multiplications, so it is 1.3x
+// to 2x faster on 3x3, stride-1, undilated, ungrouped layers with enough 4x4 output tiles (ResNet's),
+// at the price of a larger rounding error: about 3e-6 of the output's scale instead of 3e-7
+// (bench/conv_algorithms.cpp measures both).
+//   Auto      Winograd where it is faster: 3x3, stride 1, no dilation, no groups and at least 32
+//             output tiles (batch x ceil(H/4) x ceil(W/4)); direct elsewhere. The default.
+//   Direct    always direct (the most accurate; PyTorch 1.13's CPU choice).
+//   Winograd  Winograd wherever the layer allows it, direct elsewhere.
+// The choice is made per layer shape, so a given model and batch always runs the same code; it is
+// process-wide and may be changed at any time (kernels built for the old choice are not reused).
+enum class ConvAlgorithm { Auto, Direct, Winograd };
+void set_conv_algorithm(ConvAlgorithm algorithm);
+ConvAlgorithm conv_algorithm();
 
 }  // namespace cohort

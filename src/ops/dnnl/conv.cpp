@@ -3,14 +3,17 @@
 // and we reorder in and out, as PyTorch does. Primitives are cached per shape, per thread.
 // N batch, C/O in/out channels, G groups, H W input, P Q output, kH kW kernel.
 #include <dnnl.hpp>
+#include <omp.h>
 
 #include <array>
+#include <atomic>
 #include <list>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/backend.h"
 #include "ops/cpu/conv_kernels.h"
 #include "ops/dnnl/engine.h"
 
@@ -24,11 +27,38 @@ constexpr auto kF32 = memory::data_type::f32;
 
 enum class Kind : int64_t { Forward, BackwardData, BackwardWeights };
 
+std::atomic<ConvAlgorithm> g_algorithm{ConvAlgorithm::Auto};
+
+// Note [Winograd convolution]
+// oneDNN 2.6 has Winograd F(4x4, 3x3) for float32 on AVX-512 (forward and both backwards). Measured
+// here against its direct kernel on 3x3 layers (`bench/conv_algorithms.cpp`, forward + backward):
+// 1.7-1.9x faster on ResNet-18's 64- and 128-channel stages at batch 32, 1.5-1.7x on the 256-channel
+// one, 1.2x on its 512-channel 4x4 maps (32 tiles), and slower only with few 4x4 output tiles (batch 4
+// of those maps, 4 tiles: 3x slower). oneDNN's own
+// `convolution_auto` looks at the batch alone (it keeps batch 8 of 56x56 maps on the direct kernel,
+// which is twice as slow there), so the rule is ours: enough tiles. Where oneDNN has no Winograd
+// kernel (an ISA without AVX-512, channel counts it cannot block), creating it fails and the layer
+// stays direct.
+bool winograd_shape(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
+  return weight.size(2) == 3 && weight.size(3) == 3 && p.stride[0] == 1 && p.stride[1] == 1 && p.dilation[0] == 1 &&
+         p.dilation[1] == 1 && p.groups == 1 && in.size(0) > 0 && out.size(2) > 0;
+}
+
+dnnl::algorithm choose_algorithm(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
+  const ConvAlgorithm want = g_algorithm.load(std::memory_order_relaxed);
+  if (want == ConvAlgorithm::Direct || !winograd_shape(in, weight, out, p)) return dnnl::algorithm::convolution_direct;
+  const int64_t tiles = in.size(0) * ((out.size(2) + 3) / 4) * ((out.size(3) + 3) / 4);
+  if (want == ConvAlgorithm::Auto && tiles < 32) return dnnl::algorithm::convolution_direct;
+  return dnnl::algorithm::convolution_winograd;
+}
+
 // The convolution's geometry as oneDNN wants it (its dilation is PyTorch's minus one).
 struct Geometry {
   memory::dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
   bool grouped;
-  Geometry(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
+  dnnl::algorithm algorithm;
+  Geometry(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p, dnnl::algorithm alg)
+      : algorithm(alg) {
     const int64_t G = p.groups, O = weight.size(0);
     src = {in.size(0), in.size(1), in.size(2), in.size(3)};
     dst = {out.size(0), out.size(1), out.size(2), out.size(3)};
@@ -47,13 +77,14 @@ struct Geometry {
   memory::desc plain_bias() const { return {bias, kF32, Tag::x}; }
   memory::desc any(const memory::dims& d) const { return {d, kF32, Tag::any}; }
 
+  // Always forward_training, also without autograd: oneDNN's Winograd for inference is another
+  // kernel (F(2x2, 3x3)) that measured up to 8x slower here.
   dnnl::convolution_forward::primitive_desc forward_pd(bool with_bias) const {
-    auto d = with_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                         dnnl::algorithm::convolution_direct, any(src), any(weights),
-                                                         plain_bias(), any(dst), strides, dilates, pad_l, pad_r)
-                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
-                                                         dnnl::algorithm::convolution_direct, any(src), any(weights),
-                                                         any(dst), strides, dilates, pad_l, pad_r);
+    const auto prop = dnnl::prop_kind::forward_training;
+    auto d = with_bias ? dnnl::convolution_forward::desc(prop, algorithm, any(src), any(weights), plain_bias(),
+                                                         any(dst), strides, dilates, pad_l, pad_r)
+                       : dnnl::convolution_forward::desc(prop, algorithm, any(src), any(weights), any(dst), strides,
+                                                         dilates, pad_l, pad_r);
     return {d, dnnl_engine()};
   }
 };
@@ -92,8 +123,8 @@ Prepared prepare(Kind kind, const Geometry& g, bool with_bias) {
       return r;
     }
     case Kind::BackwardData: {
-      dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, g.any(g.src), g.any(g.weights),
-                                              g.any(g.dst), g.strides, g.dilates, g.pad_l, g.pad_r);
+      dnnl::convolution_backward_data::desc d(g.algorithm, g.any(g.src), g.any(g.weights), g.any(g.dst), g.strides,
+                                              g.dilates, g.pad_l, g.pad_r);
       dnnl::convolution_backward_data::primitive_desc pd(d, dnnl_engine(), fwd);
       return {dnnl::convolution_backward_data(pd),
               {make_arg(DNNL_ARG_DIFF_DST, g.plain_dst(), pd.diff_dst_desc(), false),
@@ -101,12 +132,12 @@ Prepared prepare(Kind kind, const Geometry& g, bool with_bias) {
                make_arg(DNNL_ARG_DIFF_SRC, g.plain_src(), pd.diff_src_desc(), true)}};
     }
     case Kind::BackwardWeights: {
-      auto d = with_bias ? dnnl::convolution_backward_weights::desc(
-                               dnnl::algorithm::convolution_direct, g.any(g.src), g.any(g.weights), g.plain_bias(),
-                               g.any(g.dst), g.strides, g.dilates, g.pad_l, g.pad_r)
-                         : dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, g.any(g.src),
-                                                                    g.any(g.weights), g.any(g.dst), g.strides,
-                                                                    g.dilates, g.pad_l, g.pad_r);
+      auto d = with_bias ? dnnl::convolution_backward_weights::desc(g.algorithm, g.any(g.src), g.any(g.weights),
+                                                                    g.plain_bias(), g.any(g.dst), g.strides,
+                                                                    g.dilates, g.pad_l, g.pad_r)
+                         : dnnl::convolution_backward_weights::desc(g.algorithm, g.any(g.src), g.any(g.weights),
+                                                                    g.any(g.dst), g.strides, g.dilates, g.pad_l,
+                                                                    g.pad_r);
       dnnl::convolution_backward_weights::primitive_desc pd(d, dnnl_engine(), fwd);
       Prepared r{dnnl::convolution_backward_weights(pd),
                  {make_arg(DNNL_ARG_SRC, g.plain_src(), pd.src_desc(), false),
@@ -119,7 +150,22 @@ Prepared prepare(Kind kind, const Geometry& g, bool with_bias) {
   COHORT_ASSERT(false);
 }
 
-using Key = std::array<int64_t, 21>;
+// Falls back to the direct algorithm where oneDNN has no Winograd kernel for the layer.
+Prepared prepare(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
+                 const Conv2dParams& p) {
+  const dnnl::algorithm alg = choose_algorithm(in, weight, out, p);
+  if (alg != dnnl::algorithm::convolution_direct) {
+    try {
+      return prepare(kind, Geometry(in, weight, out, p, alg), with_bias);
+    } catch (const dnnl::error&) {
+    }
+  }
+  return prepare(kind, Geometry(in, weight, out, p, dnnl::algorithm::convolution_direct), with_bias);
+}
+
+// A primitive runs with the OpenMP thread count it was created for, so the count is part of the key
+// (DataParallel replicas divide the cores; set_num_threads may change between calls).
+using Key = std::array<int64_t, 22>;
 struct KeyHash {
   size_t operator()(const Key& k) const {
     size_t h = 0;
@@ -132,7 +178,8 @@ Key key_of(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out,
            const Conv2dParams& p) {
   return {static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2), in.size(3), weight.size(0),
           weight.size(2), weight.size(3), out.size(2), out.size(3), p.stride[0], p.stride[1], p.pad_lo[0],
-          p.pad_lo[1], p.pad_hi[0], p.pad_hi[1], p.dilation[0], p.dilation[1], p.groups, with_bias, 0};
+          p.pad_lo[1], p.pad_hi[0], p.pad_hi[1], p.dilation[0], p.dilation[1], p.groups, with_bias,
+          static_cast<int64_t>(g_algorithm.load(std::memory_order_relaxed)), omp_get_max_threads()};
 }
 
 // A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream anyway).
@@ -146,7 +193,7 @@ class ConvCache {
       entries_.splice(entries_.begin(), entries_, it->second);
       return it->second->second;
     }
-    entries_.emplace_front(k, prepare(kind, Geometry(in, weight, out, p), with_bias));
+    entries_.emplace_front(k, prepare(kind, in, weight, out, with_bias, p));
     index_[k] = entries_.begin();
     if (entries_.size() > kCapacity) {
       index_.erase(entries_.back().first);
@@ -232,3 +279,10 @@ void conv2d_backward_weights(const Tensor& dweight, const Tensor& dbias, const T
 }
 
 }  // namespace cohort::kernel
+
+namespace cohort {
+
+void set_conv_algorithm(ConvAlgorithm algorithm) { kernel::g_algorithm.store(algorithm, std::memory_order_relaxed); }
+ConvAlgorithm conv_algorithm() { return kernel::g_algorithm.load(std::memory_order_relaxed); }
+
+}  // namespace cohort
