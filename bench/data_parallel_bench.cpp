@@ -1,12 +1,14 @@
 // Training throughput (images/s of forward, cross-entropy, backward and an SGD step) of a zoo model
 // on random 3x32x32 images, in one of three setups:
 //   dp2   nn::DataParallel over cpu:0 and cpu:1, one intra-op thread per device
+//   dp2-first  the same with PyTorch's buffer rule (BufferRule::kFirstReplica): shows what the exact
+//              batch-norm running statistics (the default) cost
 //   1x2   one device, 2 intra-op threads
 //   1x1   one device, 1 intra-op thread
 // Prints the median step time of `reps` steps after `warmup` steps, and images/s from it; with
 // "phases", also the median time of each phase (forward, loss, backward, step) for the profile.
 // bench/compare_data_parallel.sh runs every setup next to PyTorch (bench/data_parallel_torch.py).
-//   data_parallel_bench <blitz-cnn|resnet18> <batch> <dp2|1x2|1x1> [reps=10] [warmup=2] [phases]
+//   data_parallel_bench <blitz-cnn|resnet18> <batch> <dp2|dp2-first|1x2|1x1> [reps=10] [warmup=2] [phases]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,8 +48,9 @@ int main(int argc, char** argv) {
   const int reps = argc > 4 ? std::atoi(argv[4]) : 10;
   const int warmup = argc > 5 ? std::atoi(argv[5]) : 2;
   const bool phases = argc > 6 && std::strcmp(argv[6], "phases") == 0;
-  if (setup != "dp2" && setup != "1x2" && setup != "1x1") {
-    std::fprintf(stderr, "data_parallel_bench: unknown setup \"%s\" (dp2, 1x2 or 1x1)\n", setup.c_str());
+  const bool data_parallel = setup == "dp2" || setup == "dp2-first";
+  if (!data_parallel && setup != "1x2" && setup != "1x1") {
+    std::fprintf(stderr, "data_parallel_bench: unknown setup \"%s\" (dp2, dp2-first, 1x2 or 1x1)\n", setup.c_str());
     return 2;
   }
 
@@ -58,7 +61,10 @@ int main(int argc, char** argv) {
   manual_seed(0);
   std::shared_ptr<models::Model> net = models::create(arch);
   net->train();
-  auto dp = std::make_shared<nn::DataParallel<models::Model>>(net, std::vector<Device>{"cpu:0", "cpu:1"});
+  auto dp = std::make_shared<nn::DataParallel<models::Model>>(
+      net, std::vector<Device>{"cpu:0", "cpu:1"},
+      parallel::DataParallelOptions().buffers(setup == "dp2-first" ? parallel::BufferRule::kFirstReplica
+                                                                   : parallel::BufferRule::kExact));
   optim::SGD optimizer(net->parameters(), optim::SGDOptions(0.01).momentum(0.9));
   Tensor images = randn({batch, 3, 32, 32});
   Tensor labels = randint(0, 10, {batch});
@@ -67,7 +73,7 @@ int main(int argc, char** argv) {
   auto step = [&](bool record) {
     auto t0 = Clock::now();
     optimizer.zero_grad();
-    Tensor logits = setup == "dp2" ? (*dp)(images) : net->forward(images);
+    Tensor logits = data_parallel ? (*dp)(images) : net->forward(images);
     auto t1 = Clock::now();
     Tensor loss = F::cross_entropy(logits, labels);
     auto t2 = Clock::now();

@@ -32,6 +32,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
+#include "cohort/nn/functional/batchnorm.h"
 #include "cohort/ops/reduction.h"
 
 namespace cohort::parallel::detail {
@@ -140,13 +141,12 @@ void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stat
   replica_layer.register_forward_pre_hook([stats](nn::Module& m, const std::vector<Tensor>& in) {
     BnView v = bn_view(m);
     if (!m.is_training() || !v.options->track_running_stats() || in.empty() || in[0].dim() < 2) return;
-    NoGradGuard no_grad;
-    Tensor x = in[0].detach().to(kFloat64);
-    std::vector<int64_t> dims{0};
-    for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+    const Tensor& x = in[0];
+    if (x.numel() == 0) return;  // the layer's own forward reports it
+    auto [mean, var] = nn::functional::batch_norm_stats(x);
     stats->count = static_cast<double>(x.numel() / x.size(1));
-    stats->mean = mean(x, dims);
-    stats->m2 = var(x, dims, /*unbiased=*/false) * stats->count;
+    stats->mean = mean;
+    stats->m2 = var * stats->count;
     stats->filled = true;
   });
 }

@@ -71,6 +71,33 @@ TEST(BatchNormKernel, MatchesComposedReferenceIncludingStridedInput) {
   }
 }
 
+TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
+  manual_seed(22);
+  for (const Shape& shape : {Shape{6, 3}, Shape{4, 3, 5}, Shape{2, 3, 7, 5}}) {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      for (bool strided : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << IntArrayRef(shape) << " " << dtype << (strided ? " non-contiguous" : ""));
+        // An offset of 1000 would make a one-pass sum of squares lose digits.
+        Tensor x = randn(shape, dtype) + 1000;
+        if (strided) x = testing::make_noncontiguous(x);
+        std::vector<int64_t> dims{0};
+        for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+        Tensor x64 = x.to(kFloat64);
+        auto [mean, variance] = F::batch_norm_stats(x);
+        EXPECT_EQ(mean.dtype(), kFloat64);
+        EXPECT_EQ(mean.sizes(), Shape{3});
+        EXPECT_LT(max_diff(mean, x64.mean(dims)), 1e-11);
+        EXPECT_LT(max_diff(variance, var(x64, dims, false)), 1e-9);
+      }
+    }
+  }
+  EXPECT_THAT(error_of([] { F::batch_norm_stats(randn({3})); }),
+              HasSubstr("batch_norm_stats: expected a non-empty input [N, C, ...] of at least 2 dims, got input of "
+                        "shape [3]"));
+  EXPECT_THAT(error_of([] { F::batch_norm_stats(ones({2, 3}, kInt64)); }),
+              HasSubstr("expected a floating-point input (float32 or float64), got int64"));
+}
+
 TEST(BatchNormGradcheck, TrainingAndEval) {
   manual_seed(22);
   Tensor rm = randn({3}, kFloat64), rv = rand({3}, kFloat64) + 0.5;

@@ -78,4 +78,20 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   return batch_norm(input, running_mean, running_var, o.weight(), o.bias(), o.training(), o.momentum(), o.eps());
 }
 
+
+std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input) {
+  detail::check_defined("batch_norm_stats", input);
+  COHORT_CHECK(input.dim() >= 2 && input.numel() > 0,
+               "batch_norm_stats: expected a non-empty input [N, C, ...] of at least 2 dims, got input of shape ",
+               input.sizes());
+  COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
+                  "batch_norm_stats: expected a floating-point input (float32 or float64), got ", input.dtype());
+  NoGradGuard no_grad;
+  const Tensor x = input.contiguous();
+  const int64_t C = x.size(1);
+  Tensor mean = detail::make_empty({C}, kFloat64, x.device()), m2 = detail::make_empty({C}, kFloat64, x.device());
+  kernel::batch_norm_stats(mean, m2, x);
+  return {mean, m2.div_(static_cast<double>(x.numel() / C))};
+}
+
 }  // namespace cohort::nn::functional

@@ -22,4 +22,8 @@ void batch_norm_backward(const Tensor& dx, const Tensor& dweight, const Tensor& 
                          const Tensor& x, const Tensor& weight, const Tensor& mean, const Tensor& invstd,
                          bool training);
 
+// Per-channel mean and sum of squared deviations (m2, so the biased variance is m2 / (N S)) of a
+// contiguous x, both float64 [C]: what DataParallel merges into exact running statistics.
+void batch_norm_stats(const Tensor& mean, const Tensor& m2, const Tensor& x);
+
 }  // namespace cohort::kernel

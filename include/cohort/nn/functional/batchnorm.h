@@ -14,6 +14,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "cohort/core/tensor.h"
 
@@ -44,5 +45,10 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // momentum, eps).
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, std::optional<double> momentum = 0.1, double eps = 1e-5);
+
+// The statistics a training batch_norm normalises with: per channel of input [N, C, ...], the mean
+// and the biased variance over every other dim, float64 [C] each, without autograd. (PyTorch's
+// torch.batch_norm_stats returns the inverse standard deviation instead.)
+std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input);
 
 }  // namespace cohort::nn::functional
