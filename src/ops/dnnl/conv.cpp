@@ -3,11 +3,9 @@
 // and we reorder in and out, as PyTorch does. Primitives are cached per shape, per thread.
 // N batch, C/O in/out channels, G groups, H W input, P Q output, kH kW kernel.
 #include <dnnl.hpp>
-#include <omp.h>
 
 #include <array>
 #include <atomic>
-#include <list>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "cohort/ops/backend.h"
 #include "ops/cpu/conv_kernels.h"
 #include "ops/dnnl/engine.h"
+#include "ops/dnnl/primitive_cache.h"
 #include "ops/internal.h"
 
 namespace cohort::kernel {
@@ -164,55 +163,16 @@ Prepared prepare(Kind kind, const Tensor& in, const Tensor& weight, const Tensor
   return prepare(kind, Geometry(in, weight, out, p, dnnl::algorithm::convolution_direct), with_bias);
 }
 
-// A primitive runs with the OpenMP thread count it was created for, so the count is part of the key
-// (DataParallel replicas divide the cores; set_num_threads may change between calls).
-using Key = std::array<int64_t, 22>;
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 0;
-    for (int64_t x : k) h = h * 1000003u ^ static_cast<size_t>(x);
-    return h;
-  }
-};
-
-Key key_of(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
-           const Conv2dParams& p) {
-  return {static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2), in.size(3), weight.size(0),
-          weight.size(2), weight.size(3), out.size(2), out.size(3), p.stride[0], p.stride[1], p.pad_lo[0],
-          p.pad_lo[1], p.pad_hi[0], p.pad_hi[1], p.dilation[0], p.dilation[1], p.groups, with_bias,
-          static_cast<int64_t>(g_algorithm.load(std::memory_order_relaxed)), omp_get_max_threads()};
-}
-
-// A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream anyway).
-class ConvCache {
- public:
-  Prepared& get(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
-                const Conv2dParams& p) {
-    Key k = key_of(kind, in, weight, out, with_bias, p);
-    auto it = index_.find(k);
-    if (it != index_.end()) {
-      entries_.splice(entries_.begin(), entries_, it->second);
-      return it->second->second;
-    }
-    entries_.emplace_front(k, prepare(kind, in, weight, out, with_bias, p));
-    index_[k] = entries_.begin();
-    if (entries_.size() > kCapacity) {
-      index_.erase(entries_.back().first);
-      entries_.pop_back();
-    }
-    return entries_.front().second;
-  }
-
- private:
-  static constexpr size_t kCapacity = 64;
-  std::list<std::pair<Key, Prepared>> entries_;
-  std::unordered_map<Key, std::list<std::pair<Key, Prepared>>::iterator, KeyHash> index_;
-};
-
 Prepared& cached(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
                  const Conv2dParams& p) {
-  thread_local ConvCache cache;
-  return cache.get(kind, in, weight, out, with_bias, p);
+  thread_local PrimitiveCache<21, Prepared> cache(64);
+  const PrimitiveCache<21, Prepared>::Key key{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2),
+                                              in.size(3), weight.size(0), weight.size(2), weight.size(3),
+                                              out.size(2), out.size(3), p.stride[0], p.stride[1], p.pad_lo[0],
+                                              p.pad_lo[1], p.pad_hi[0], p.pad_hi[1], p.dilation[0], p.dilation[1],
+                                              p.groups, with_bias,
+                                              static_cast<int64_t>(g_algorithm.load(std::memory_order_relaxed))};
+  return cache.get(key, [&] { return prepare(kind, in, weight, out, with_bias, p); });
 }
 
 // Runs a prepared primitive on the user's buffers (by argument id, in the order of prep.args),
