@@ -44,6 +44,14 @@ UnaryInfo info(UnaryOp op) {
   }
 }
 
+// One pass instead of where(y > 0, g, 0)'s three (ReLU's backward runs on every activation of a CNN).
+Tensor relu_backward(const Tensor& g, const Tensor& y) {
+  if (g.dtype() != y.dtype()) return where(y > 0, g, zeros_like(g));
+  Tensor out = detail::make_empty(y.sizes(), y.dtype(), y.device());
+  kernel::relu_backward(out, g, y);
+  return out;
+}
+
 // d out / d x, given the gradient g, the input x and the output y.
 Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y) {
   switch (op) {
@@ -54,7 +62,7 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Rsqrt: return g * y * y * y * -0.5;
     case UnaryOp::Abs: return g * sign(x);
     case UnaryOp::Sign: return zeros_like(g);
-    case UnaryOp::Relu: return where(y > 0, g, zeros_like(g));
+    case UnaryOp::Relu: return relu_backward(g, y);
     case UnaryOp::Sigmoid: return g * y * (1 - y);
     case UnaryOp::Tanh: return g * (1 - y * y);
     case UnaryOp::Square: return g * x * 2;

@@ -227,11 +227,30 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
     using T = decltype(tag);
     ElementwiseLoop<4> loop(out.sizes(), {&out, &cond, &a, &b});
     loop.run([&](std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      const bool* c = reinterpret_cast<const bool*>(p[1]);
+      const T* x = reinterpret_cast<const T*>(p[2]);
+      const T* y = reinterpret_cast<const T*>(p[3]);
+      // Contiguous runs, with either side possibly one broadcast value (masked_fill's scalar):
+      // branch-free selects the compiler vectorises.
+      if (s[0] == sizeof(T) && s[1] == sizeof(bool) && (s[2] == sizeof(T) || s[2] == 0) &&
+          (s[3] == sizeof(T) || s[3] == 0)) {
+        const int64_t xs = s[2] ? 1 : 0, ys = s[3] ? 1 : 0;
+        for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i * xs] : y[i * ys];
+        return;
+      }
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
                                                       ? *reinterpret_cast<const T*>(p[2] + i * s[2])
                                                       : *reinterpret_cast<const T*>(p[3] + i * s[3]);
     });
+  });
+}
+
+void relu_backward(const Tensor& out, const Tensor& grad, const Tensor& result) {
+  dispatch(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    binary_loop<T, T, T>(out, grad, result, [](T g, T y) { return y > T(0) ? g : T(0); });
   });
 }
 
