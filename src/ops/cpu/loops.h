@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cohort/core/small_vector.h"
 #include "cohort/core/tensor.h"
 
 namespace cohort::kernel {
@@ -46,6 +47,11 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
   }
 }
 
+// Loop state lives in SmallVectors: no allocation for up to kLoopDims dims (an op on a small tensor
+// is dominated by such fixed costs).
+inline constexpr size_t kLoopDims = 6;
+using LoopDims = SmallVector<int64_t, kLoopDims>;
+
 template <size_t N>
 class ElementwiseLoop {
  public:
@@ -54,7 +60,7 @@ class ElementwiseLoop {
     const int64_t ndim = static_cast<int64_t>(sizes.size());
     numel_ = 1;
     for (int64_t s : sizes) numel_ *= s;
-    std::array<std::vector<int64_t>, N> strides;
+    std::array<LoopDims, N> strides;
     for (size_t k = 0; k < N; ++k) {
       const Tensor& t = *operands[k];
       base_[k] = static_cast<char*>(t.data_ptr());
@@ -100,7 +106,7 @@ class ElementwiseLoop {
   template <class F>
   void run_range(int64_t begin, int64_t end, F& f) const {
     const int64_t nd = static_cast<int64_t>(sizes_.size());
-    std::vector<int64_t> index(nd, 0);
+    LoopDims index(static_cast<size_t>(nd), 0);
     int64_t rest = begin;
     for (int64_t d = nd - 1; d >= 0; --d) {
       index[d] = rest % sizes_[d];
@@ -128,8 +134,8 @@ class ElementwiseLoop {
   }
 
  private:
-  std::vector<int64_t> sizes_;
-  std::array<std::vector<int64_t>, N> strides_;
+  LoopDims sizes_;
+  std::array<LoopDims, N> strides_;
   std::array<char*, N> base_;
   int64_t numel_ = 0;
 };

@@ -1,4 +1,5 @@
-// Batched float32 matrix product on oneDNN, with primitives cached per shape and strides.
+// Batched float32 matrix product on oneDNN, with primitives cached per shape, strides and thread
+// count (Note [oneDNN threads] in ops/dnnl/threads.h).
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -10,12 +11,16 @@
 #include "cohort/autograd/grad_mode.h"
 #include "ops/cpu/kernels.h"
 #include "ops/dnnl/engine.h"
+#include "ops/dnnl/threads.h"
 
 namespace cohort::kernel {
 
 namespace {
 
 using dnnl::memory;
+
+// Floating-point operations that pay for one more thread (Note [oneDNN threads]).
+constexpr double kMatmulGrainFlops = 5e5;
 
 // oneDNN takes a plain matrix when one of its two inner strides is 1, and only strides that it can
 // order without overlap: each at least the extent (stride x size) of the next smaller one, so not a
@@ -47,7 +52,7 @@ memory::desc describe(const Tensor& t) {
 }
 
 struct Key {
-  std::array<int64_t, 18> v;
+  std::array<int64_t, 19> v;  // sizes and strides of c, a, b; the thread count
   bool operator==(const Key& o) const { return v == o.v; }
 };
 struct KeyHash {
@@ -58,26 +63,47 @@ struct KeyHash {
   }
 };
 
-Key key_of(const Tensor& c, const Tensor& a, const Tensor& b) {
+Key key_of(const Tensor& c, const Tensor& a, const Tensor& b, int threads) {
   Key k{};
   int i = 0;
-  for (const Tensor* t : {&c, &a, &b})
-    for (int64_t d = 0; d < 3; ++d) k.v[i++] = t->size(d), k.v[i++] = t->stride(d);
+  for (const Tensor* t : {&c, &a, &b}) {
+    IntArrayRef sizes = t->sizes(), strides = t->strides();
+    for (size_t d = 0; d < 3; ++d) k.v[i++] = sizes[d], k.v[i++] = strides[d];
+  }
+  k.v[i] = threads;
   return k;
+}
+
+// A primitive with its memory objects and argument map, made once: a call only points the memory
+// objects at its tensors. (Creating three dnnl::memory objects and the map took half of the time
+// of a small matmul.)
+struct Prepared {
+  dnnl::matmul prim;
+  memory a, b, c;
+  std::unordered_map<int, memory> args;
+};
+
+Prepared prepare(const Tensor& c, const Tensor& a, const Tensor& b) {
+  const memory::desc ad = describe(a), bd = describe(b), cd = describe(c);
+  Prepared p{dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), dnnl_engine())),
+             memory(ad, dnnl_engine(), DNNL_MEMORY_NONE), memory(bd, dnnl_engine(), DNNL_MEMORY_NONE),
+             memory(cd, dnnl_engine(), DNNL_MEMORY_NONE), {}};
+  p.args = {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};  // handles share the objects
+  return p;
 }
 
 // A small per-thread LRU of matmul primitives (each thread has its own oneDNN stream anyway).
 class MatmulCache {
  public:
-  dnnl::matmul& get(const Tensor& c, const Tensor& a, const Tensor& b) {
-    Key k = key_of(c, a, b);
+  // Call with omp_get_max_threads() == threads: the primitive is made for it.
+  Prepared& get(const Tensor& c, const Tensor& a, const Tensor& b, int threads) {
+    Key k = key_of(c, a, b, threads);
     auto it = index_.find(k);
     if (it != index_.end()) {
       entries_.splice(entries_.begin(), entries_, it->second);
       return it->second->second;
     }
-    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(describe(a), describe(b), describe(c)), dnnl_engine());
-    entries_.emplace_front(k, dnnl::matmul(pd));
+    entries_.emplace_front(k, prepare(c, a, b));
     index_[k] = entries_.begin();
     if (entries_.size() > kCapacity) {
       index_.erase(entries_.back().first);
@@ -88,8 +114,8 @@ class MatmulCache {
 
  private:
   static constexpr size_t kCapacity = 128;
-  std::list<std::pair<Key, dnnl::matmul>> entries_;
-  std::unordered_map<Key, std::list<std::pair<Key, dnnl::matmul>>::iterator, KeyHash> index_;
+  std::list<std::pair<Key, Prepared>> entries_;
+  std::unordered_map<Key, std::list<std::pair<Key, Prepared>>::iterator, KeyHash> index_;
 };
 
 }  // namespace
@@ -107,12 +133,15 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
   // oneDNN broadcasts one operand's batch of 1 to the other's, never both to the output's: when
   // both are expanded over the batch (stride 0), one of them is materialised.
   if (ac.stride(0) == 0 && bc.stride(0) == 0 && c.size(0) > 1) ac = ac.contiguous();
+  const double flops = 2.0 * static_cast<double>(c.numel()) * static_cast<double>(a.size(2));
+  const int threads = dnnl_threads_for(flops, kMatmulGrainFlops);
+  DnnlThreadsGuard guard(threads);
   thread_local MatmulCache cache;
-  dnnl::matmul& prim = cache.get(c, ac, bc);
-  memory am(describe(ac), dnnl_engine(), ac.data_ptr());
-  memory bm(describe(bc), dnnl_engine(), bc.data_ptr());
-  memory cm(describe(c), dnnl_engine(), c.data_ptr());
-  prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  Prepared& prep = cache.get(c, ac, bc, threads);
+  prep.a.set_data_handle(ac.data_ptr());
+  prep.b.set_data_handle(bc.data_ptr());
+  prep.c.set_data_handle(c.data_ptr());
+  prep.prim.execute(dnnl_stream(), prep.args);
   dnnl_stream().wait();
 }
 

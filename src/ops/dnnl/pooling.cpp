@@ -1,7 +1,8 @@
 // 2-d float32 max/avg pooling on oneDNN (pooling_v2: dilation for max), forward and backward, on the
 // user's plain nchw buffers. Max pooling runs forward_training and keeps oneDNN's workspace (the
 // argmax, in its own encoding) in a uint8 tensor for the backward. Primitives are cached per shape,
-// per thread. N batch, C channels, H W input, P Q output, kH kW window.
+// per thread and thread count (Note [oneDNN threads] in ops/dnnl/threads.h). N batch, C channels,
+// H W input, P Q output, kH kW window.
 #include <dnnl.hpp>
 
 #include <array>
@@ -12,6 +13,7 @@
 #include "cohort/ops/creation.h"
 #include "ops/cpu/pooling_kernels.h"
 #include "ops/dnnl/engine.h"
+#include "ops/dnnl/threads.h"
 
 namespace cohort::kernel {
 
@@ -19,6 +21,17 @@ namespace {
 
 using dnnl::memory;
 constexpr auto kF32 = memory::data_type::f32;
+
+// Window elements visited (input plus output elements for the backward's scatter) that pay for
+// one more thread (Note [oneDNN threads]).
+constexpr double kPoolGrain = 1 << 16;
+
+// The thread count for pooling `in` to `out` (either direction).
+int pool_threads(const Tensor& in, const Tensor& out, const Pool2dParams& p) {
+  const double work = static_cast<double>(out.numel()) * static_cast<double>(p.kernel[0] * p.kernel[1]) +
+                      static_cast<double>(in.numel());
+  return dnnl_threads_for(work, kPoolGrain);
+}
 
 enum class Kind : int64_t { MaxForward, MaxBackward, AvgForward, AvgBackward };
 
@@ -30,10 +43,38 @@ int64_t pad_hi(int64_t in, int64_t out, int64_t span, int64_t stride, int64_t pa
   return hi;
 }
 
+// A primitive with its memory objects and argument map, made once: a call only points the memory
+// objects at its tensors (creating them per call cost as much as a small pooling). The input side
+// `in` is the source (forward) or the source's gradient (backward), `out` likewise.
 struct Prepared {
   dnnl::pooling_v2_forward::primitive_desc fwd_pd;
   dnnl::primitive prim;
+  memory in, out, workspace;  // workspace: max pooling only
+  std::unordered_map<int, memory> args;
 };
+
+Prepared with_memory(Kind kind, dnnl::pooling_v2_forward::primitive_desc fwd, dnnl::primitive prim) {
+  const bool forward = kind == Kind::MaxForward || kind == Kind::AvgForward;
+  const bool max = kind == Kind::MaxForward || kind == Kind::MaxBackward;
+  Prepared p{fwd, std::move(prim), memory(fwd.src_desc(), dnnl_engine(), DNNL_MEMORY_NONE),
+             memory(fwd.dst_desc(), dnnl_engine(), DNNL_MEMORY_NONE), memory(), {}};
+  p.args = forward ? std::unordered_map<int, memory>{{DNNL_ARG_SRC, p.in}, {DNNL_ARG_DST, p.out}}
+                   : std::unordered_map<int, memory>{{DNNL_ARG_DIFF_SRC, p.in}, {DNNL_ARG_DIFF_DST, p.out}};
+  if (max) {
+    p.workspace = memory(fwd.workspace_desc(), dnnl_engine(), DNNL_MEMORY_NONE);
+    p.args.emplace(DNNL_ARG_WORKSPACE, p.workspace);
+  }
+  return p;
+}
+
+// Points the memory objects at this call's tensors and runs the primitive.
+void run(Prepared& prep, const Tensor& in, const Tensor& out, const Tensor& workspace = Tensor()) {
+  prep.in.set_data_handle(in.data_ptr());
+  prep.out.set_data_handle(out.data_ptr());
+  if (workspace.defined()) prep.workspace.set_data_handle(workspace.data_ptr());
+  prep.prim.execute(dnnl_stream(), prep.args);
+  dnnl_stream().wait();
+}
 
 Prepared prepare(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
   const bool max = kind == Kind::MaxForward || kind == Kind::MaxBackward;
@@ -50,13 +91,13 @@ Prepared prepare(Kind kind, const Tensor& in, const Tensor& out, const Pool2dPar
   const auto prop = max ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   dnnl::pooling_v2_forward::primitive_desc fwd(
       dnnl::pooling_v2_forward::desc(prop, algo, src, dst, strides, kernel, dilation, lo, hi), dnnl_engine());
-  if (kind == Kind::MaxForward || kind == Kind::AvgForward) return {fwd, dnnl::pooling_v2_forward(fwd)};
+  if (kind == Kind::MaxForward || kind == Kind::AvgForward) return with_memory(kind, fwd, dnnl::pooling_v2_forward(fwd));
   dnnl::pooling_v2_backward::primitive_desc bwd(
       dnnl::pooling_v2_backward::desc(algo, src, dst, strides, kernel, dilation, lo, hi), dnnl_engine(), fwd);
-  return {fwd, dnnl::pooling_v2_backward(bwd)};
+  return with_memory(kind, fwd, dnnl::pooling_v2_backward(bwd));
 }
 
-using Key = std::array<int64_t, 16>;
+using Key = std::array<int64_t, 17>;
 struct KeyHash {
   size_t operator()(const Key& k) const {
     size_t h = 0;
@@ -65,14 +106,15 @@ struct KeyHash {
   }
 };
 
-// A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream).
-Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
+// A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream). Call with
+// omp_get_max_threads() == threads: the primitive is made for it.
+Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p, int threads) {
   using Entry = std::pair<Key, Prepared>;
   thread_local std::list<Entry> entries;
   thread_local std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
   const Key k{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2), in.size(3), out.size(2), out.size(3),
               p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0],
-              p.dilation[1], p.count_include_pad};
+              p.dilation[1], p.count_include_pad, threads};
   auto it = index.find(k);
   if (it != index.end()) {
     entries.splice(entries.begin(), entries, it->second);
@@ -86,8 +128,6 @@ Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dPar
   }
   return entries.front().second;
 }
-
-memory wrap(const memory::desc& d, const Tensor& t) { return memory(d, dnnl_engine(), t.data_ptr()); }
 
 // oneDNN divides by the whole window when it includes padding; PyTorch clips the window at the padded
 // input first, which differs once ceil_mode adds a window reaching past the padding.
@@ -112,13 +152,12 @@ Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParam
   }
   NoGradGuard no_grad;
   Tensor x = in.contiguous();
-  Prepared& prep = cached(Kind::MaxForward, x, out, p);
+  const int threads = pool_threads(x, out, p);
+  DnnlThreadsGuard guard(threads);
+  Prepared& prep = cached(Kind::MaxForward, x, out, p, threads);
   const memory::desc ws_desc = prep.fwd_pd.workspace_desc();
   Tensor workspace = empty({static_cast<int64_t>(ws_desc.get_size())}, kUInt8);
-  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(prep.fwd_pd.src_desc(), x)},
-                                    {DNNL_ARG_DST, wrap(prep.fwd_pd.dst_desc(), out)},
-                                    {DNNL_ARG_WORKSPACE, wrap(ws_desc, workspace)}});
-  dnnl_stream().wait();
+  run(prep, x, out, workspace);
   return workspace;
 }
 
@@ -126,31 +165,30 @@ void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& sa
   if (saved.dtype() == kInt64) return max_pool2d_backward_reference(din, dout, saved);
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
-  Prepared& prep = cached(Kind::MaxBackward, din, dy, p);
-  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_DIFF_DST, wrap(prep.fwd_pd.dst_desc(), dy)},
-                                    {DNNL_ARG_DIFF_SRC, wrap(prep.fwd_pd.src_desc(), din)},
-                                    {DNNL_ARG_WORKSPACE, wrap(prep.fwd_pd.workspace_desc(), saved)}});
-  dnnl_stream().wait();
+  const int threads = pool_threads(din, dy, p);
+  DnnlThreadsGuard guard(threads);
+  Prepared& prep = cached(Kind::MaxBackward, din, dy, p, threads);
+  run(prep, din, dy, saved);
 }
 
 void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
   if (use_reference(in, out) || !avg_matches_pytorch(in, out, p)) return avg_pool2d_forward_reference(out, in, p);
   NoGradGuard no_grad;
   Tensor x = in.contiguous();
-  Prepared& prep = cached(Kind::AvgForward, x, out, p);
-  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_SRC, wrap(prep.fwd_pd.src_desc(), x)},
-                                    {DNNL_ARG_DST, wrap(prep.fwd_pd.dst_desc(), out)}});
-  dnnl_stream().wait();
+  const int threads = pool_threads(x, out, p);
+  DnnlThreadsGuard guard(threads);
+  Prepared& prep = cached(Kind::AvgForward, x, out, p, threads);
+  run(prep, x, out);
 }
 
 void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dParams& p) {
   if (use_reference(din, dout) || !avg_matches_pytorch(din, dout, p)) return avg_pool2d_backward_reference(din, dout, p);
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
-  Prepared& prep = cached(Kind::AvgBackward, din, dy, p);
-  prep.prim.execute(dnnl_stream(), {{DNNL_ARG_DIFF_DST, wrap(prep.fwd_pd.dst_desc(), dy)},
-                                    {DNNL_ARG_DIFF_SRC, wrap(prep.fwd_pd.src_desc(), din)}});
-  dnnl_stream().wait();
+  const int threads = pool_threads(din, dy, p);
+  DnnlThreadsGuard guard(threads);
+  Prepared& prep = cached(Kind::AvgBackward, din, dy, p, threads);
+  run(prep, din, dy);
 }
 
 }  // namespace cohort::kernel
