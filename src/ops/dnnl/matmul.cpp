@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <array>
-#include <list>
 #include <mutex>
 #include <unordered_map>
 
 #include "cohort/autograd/grad_mode.h"
 #include "ops/cpu/kernels.h"
 #include "ops/dnnl/engine.h"
+#include "ops/dnnl/primitive_cache.h"
 #include "ops/dnnl/threads.h"
 
 namespace cohort::kernel {
@@ -51,29 +51,6 @@ memory::desc describe(const Tensor& t) {
   return memory::desc({broadcast ? 1 : t.size(0), t.size(1), t.size(2)}, memory::data_type::f32, {s0, s1, s2});
 }
 
-struct Key {
-  std::array<int64_t, 19> v;  // sizes and strides of c, a, b; the thread count
-  bool operator==(const Key& o) const { return v == o.v; }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 0;
-    for (int64_t x : k.v) h = h * 1000003u ^ static_cast<size_t>(x);
-    return h;
-  }
-};
-
-Key key_of(const Tensor& c, const Tensor& a, const Tensor& b, int threads) {
-  Key k{};
-  int i = 0;
-  for (const Tensor* t : {&c, &a, &b}) {
-    IntArrayRef sizes = t->sizes(), strides = t->strides();
-    for (size_t d = 0; d < 3; ++d) k.v[i++] = sizes[d], k.v[i++] = strides[d];
-  }
-  k.v[i] = threads;
-  return k;
-}
-
 // A primitive with its memory objects and argument map, made once: a call only points the memory
 // objects at its tensors. (Creating three dnnl::memory objects and the map took half of the time
 // of a small matmul.)
@@ -92,31 +69,18 @@ Prepared prepare(const Tensor& c, const Tensor& a, const Tensor& b) {
   return p;
 }
 
-// A small per-thread LRU of matmul primitives (each thread has its own oneDNN stream anyway).
-class MatmulCache {
- public:
-  // Call with omp_get_max_threads() == threads: the primitive is made for it.
-  Prepared& get(const Tensor& c, const Tensor& a, const Tensor& b, int threads) {
-    Key k = key_of(c, a, b, threads);
-    auto it = index_.find(k);
-    if (it != index_.end()) {
-      entries_.splice(entries_.begin(), entries_, it->second);
-      return it->second->second;
-    }
-    entries_.emplace_front(k, prepare(c, a, b));
-    index_[k] = entries_.begin();
-    if (entries_.size() > kCapacity) {
-      index_.erase(entries_.back().first);
-      entries_.pop_back();
-    }
-    return entries_.front().second;
+// Sizes and strides of c, a and b: what a matmul primitive is made for (with the thread count, which
+// PrimitiveCache adds).
+Prepared& cached(const Tensor& c, const Tensor& a, const Tensor& b) {
+  thread_local PrimitiveCache<18, Prepared> cache(128);
+  PrimitiveCache<18, Prepared>::Key key{};
+  size_t i = 0;
+  for (const Tensor* t : {&c, &a, &b}) {
+    IntArrayRef sizes = t->sizes(), strides = t->strides();
+    for (size_t d = 0; d < 3; ++d) key[i++] = sizes[d], key[i++] = strides[d];
   }
-
- private:
-  static constexpr size_t kCapacity = 128;
-  std::list<std::pair<Key, Prepared>> entries_;
-  std::unordered_map<Key, std::list<std::pair<Key, Prepared>>::iterator, KeyHash> index_;
-};
+  return cache.get(key, [&] { return prepare(c, a, b); });
+}
 
 }  // namespace
 
@@ -134,10 +98,8 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
   // both are expanded over the batch (stride 0), one of them is materialised.
   if (ac.stride(0) == 0 && bc.stride(0) == 0 && c.size(0) > 1) ac = ac.contiguous();
   const double flops = 2.0 * static_cast<double>(c.numel()) * static_cast<double>(a.size(2));
-  const int threads = dnnl_threads_for(flops, kMatmulGrainFlops);
-  DnnlThreadsGuard guard(threads);
-  thread_local MatmulCache cache;
-  Prepared& prep = cache.get(c, ac, bc, threads);
+  DnnlThreadsGuard guard(dnnl_threads_for(flops, kMatmulGrainFlops));
+  Prepared& prep = cached(c, ac, bc);
   prep.a.set_data_handle(ac.data_ptr());
   prep.b.set_data_handle(bc.data_ptr());
   prep.c.set_data_handle(c.data_ptr());

@@ -6,13 +6,13 @@
 #include <dnnl.hpp>
 
 #include <array>
-#include <list>
 #include <unordered_map>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "ops/cpu/pooling_kernels.h"
 #include "ops/dnnl/engine.h"
+#include "ops/dnnl/primitive_cache.h"
 #include "ops/dnnl/threads.h"
 
 namespace cohort::kernel {
@@ -97,36 +97,15 @@ Prepared prepare(Kind kind, const Tensor& in, const Tensor& out, const Pool2dPar
   return with_memory(kind, fwd, dnnl::pooling_v2_backward(bwd));
 }
 
-using Key = std::array<int64_t, 17>;
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    size_t h = 0;
-    for (int64_t x : k) h = h * 1000003u ^ static_cast<size_t>(x);
-    return h;
-  }
-};
-
-// A small per-thread LRU of prepared primitives (each thread has its own oneDNN stream). Call with
-// omp_get_max_threads() == threads: the primitive is made for it.
-Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p, int threads) {
-  using Entry = std::pair<Key, Prepared>;
-  thread_local std::list<Entry> entries;
-  thread_local std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
-  const Key k{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2), in.size(3), out.size(2), out.size(3),
-              p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0],
-              p.dilation[1], p.count_include_pad, threads};
-  auto it = index.find(k);
-  if (it != index.end()) {
-    entries.splice(entries.begin(), entries, it->second);
-    return it->second->second;
-  }
-  entries.emplace_front(k, prepare(kind, in, out, p));
-  index[k] = entries.begin();
-  if (entries.size() > 64) {
-    index.erase(entries.back().first);
-    entries.pop_back();
-  }
-  return entries.front().second;
+// What a pooling primitive is made for (with the thread count, which PrimitiveCache adds). Call with
+// omp_get_max_threads() at the count the primitive should run on.
+Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
+  thread_local PrimitiveCache<16, Prepared> cache(64);
+  const PrimitiveCache<16, Prepared>::Key key{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2),
+                                              in.size(3), out.size(2), out.size(3), p.kernel[0], p.kernel[1],
+                                              p.stride[0], p.stride[1], p.padding[0], p.padding[1],
+                                              p.dilation[0], p.dilation[1], p.count_include_pad};
+  return cache.get(key, [&] { return prepare(kind, in, out, p); });
 }
 
 // oneDNN divides by the whole window when it includes padding; PyTorch clips the window at the padded
@@ -152,9 +131,8 @@ Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParam
   }
   NoGradGuard no_grad;
   Tensor x = in.contiguous();
-  const int threads = pool_threads(x, out, p);
-  DnnlThreadsGuard guard(threads);
-  Prepared& prep = cached(Kind::MaxForward, x, out, p, threads);
+  DnnlThreadsGuard guard(pool_threads(x, out, p));
+  Prepared& prep = cached(Kind::MaxForward, x, out, p);
   const memory::desc ws_desc = prep.fwd_pd.workspace_desc();
   Tensor workspace = empty({static_cast<int64_t>(ws_desc.get_size())}, kUInt8);
   run(prep, x, out, workspace);
@@ -165,9 +143,8 @@ void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& sa
   if (saved.dtype() == kInt64) return max_pool2d_backward_reference(din, dout, saved);
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
-  const int threads = pool_threads(din, dy, p);
-  DnnlThreadsGuard guard(threads);
-  Prepared& prep = cached(Kind::MaxBackward, din, dy, p, threads);
+  DnnlThreadsGuard guard(pool_threads(din, dy, p));
+  Prepared& prep = cached(Kind::MaxBackward, din, dy, p);
   run(prep, din, dy, saved);
 }
 
@@ -175,9 +152,8 @@ void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams&
   if (use_reference(in, out) || !avg_matches_pytorch(in, out, p)) return avg_pool2d_forward_reference(out, in, p);
   NoGradGuard no_grad;
   Tensor x = in.contiguous();
-  const int threads = pool_threads(x, out, p);
-  DnnlThreadsGuard guard(threads);
-  Prepared& prep = cached(Kind::AvgForward, x, out, p, threads);
+  DnnlThreadsGuard guard(pool_threads(x, out, p));
+  Prepared& prep = cached(Kind::AvgForward, x, out, p);
   run(prep, x, out);
 }
 
@@ -185,9 +161,8 @@ void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dPara
   if (use_reference(din, dout) || !avg_matches_pytorch(din, dout, p)) return avg_pool2d_backward_reference(din, dout, p);
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
-  const int threads = pool_threads(din, dy, p);
-  DnnlThreadsGuard guard(threads);
-  Prepared& prep = cached(Kind::AvgBackward, din, dy, p, threads);
+  DnnlThreadsGuard guard(pool_threads(din, dy, p));
+  Prepared& prep = cached(Kind::AvgBackward, din, dy, p);
   run(prep, din, dy);
 }
 
