@@ -15,6 +15,7 @@
 #include "ops/cpu/conv_kernels.h"
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"
+#include "ops/dnnl/threads.h"
 #include "ops/internal.h"
 
 namespace cohort::kernel {
@@ -211,6 +212,13 @@ void run(Prepared& prep, const std::vector<void*>& buffers, Device device) {
   stream.wait();
 }
 
+// Multiply-adds x 2 of the convolution (each of its three passes does as many): small layers, such
+// as the blitz CNN's at batch 4, run on one thread (Note [oneDNN threads]), with matmul's grain.
+int conv_threads(const Tensor& weight, const Tensor& out) {
+  const double flops = 2.0 * static_cast<double>(out.numel()) * static_cast<double>(weight.numel() / weight.size(0));
+  return dnnl_threads_for(flops, 5e5);
+}
+
 bool use_reference(const Tensor& a, const Tensor& b, const Tensor& c) {
   return a.dtype() != kFloat32 || a.numel() == 0 || b.numel() == 0 || c.numel() == 0;
 }
@@ -222,6 +230,7 @@ void conv2d_forward(const Tensor& out, const Tensor& in, const Tensor& weight, c
   if (use_reference(in, weight, out)) return conv2d_forward_reference(out, in, weight, bias, p);
   NoGradGuard no_grad;  // contiguous() copies below are scratch
   Tensor x = in.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
+  DnnlThreadsGuard threads(conv_threads(w, out));
   Prepared& prep = cached(Kind::Forward, x, w, out, b.defined(), p);
   std::vector<void*> buffers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   if (b.defined()) buffers.push_back(b.data_ptr());
@@ -232,6 +241,7 @@ void conv2d_backward_data(const Tensor& din, const Tensor& dout, const Tensor& w
   if (use_reference(dout, weight, din)) return conv2d_backward_data_reference(din, dout, weight, p);
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous(), w = weight.contiguous();
+  DnnlThreadsGuard threads(conv_threads(w, dy));
   run(cached(Kind::BackwardData, din, w, dy, false, p), {dy.data_ptr(), w.data_ptr(), din.data_ptr()}, din.device());
 }
 
@@ -240,6 +250,7 @@ void conv2d_backward_weights(const Tensor& dweight, const Tensor& dbias, const T
   if (use_reference(in, dout, dweight)) return conv2d_backward_weights_reference(dweight, dbias, in, dout, p);
   NoGradGuard no_grad;
   Tensor x = in.contiguous(), dy = dout.contiguous();
+  DnnlThreadsGuard threads(conv_threads(dweight, dy));
   std::vector<void*> buffers{x.data_ptr(), dy.data_ptr(), dweight.data_ptr()};
   if (dbias.defined()) buffers.push_back(dbias.data_ptr());
   run(cached(Kind::BackwardWeights, x, dweight, dy, dbias.defined(), p), buffers, dweight.device());
