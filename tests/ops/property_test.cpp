@@ -577,5 +577,24 @@ TEST(Property, Float32MatmulOfLayoutsOneDnnRefused) {
   check("an expanded row", arange(3, f32).reshape({1, 3}).expand({4, 3}), arange(6, f32).reshape({3, 2}));
 }
 
+// A product of at least 2 GFLOP runs on oneDNN's sgemm instead of its matmul primitive (matmul.cpp):
+// each layout it accepts (row-major or transposed on either side, with padded rows) against the
+// primitive, reached through a batch of two.
+TEST(Property, LargeMatmulOnSgemmMatchesThePrimitive) {
+  NoGradGuard no_grad;
+  manual_seed(7);
+  const int64_t n = 1024;
+  Tensor a = randn({n, n + 8}).slice(1, 0, n), b = randn({n, n});  // a: rows padded to n + 8
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Tensor x = ta ? a.t() : a, y = tb ? b.t() : b;
+      Tensor got = mm(x, y);
+      Tensor primitive = matmul(x.unsqueeze(0).expand({2, n, n}), y)[1];
+      const double scale = primitive.abs().max().item<double>();
+      EXPECT_LT((got - primitive).abs().max().item<double>() / scale, 1e-5) << "a" << (ta ? "^T" : "") << " b"
+                                                                           << (tb ? "^T" : "");
+    }
+}
+
 }  // namespace
 }  // namespace cohort::testing
