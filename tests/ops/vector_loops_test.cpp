@@ -61,6 +61,8 @@ TEST(OpFastPath, ThresholdBackwardEqualsTheWhereComposite) {
       Tensor g = awkward(shape, dtype), y = relu(awkward(shape, dtype));
       EXPECT_TRUE(same_bits(threshold_backward(g, y, 0), where(y > 0, g, zeros_like(g))));
       EXPECT_TRUE(same_bits(threshold_backward(g, y, 0.5), where(y > 0.5, g, zeros_like(g))));
+      Tensor g1 = full({}, 0.75, dtype).expand(shape);  // x.relu().sum()'s backward
+      EXPECT_TRUE(same_bits(threshold_backward(g1, y, 0), where(y > 0, g1, zeros_like(g1))));
       // Strided operands take the scalar loop, with the same meaning.
       if (shape.size() == 2) {
         Tensor gt = g.t(), yt = y.t();

@@ -272,10 +272,10 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
         if (s[2] == 0 && s[3] == es) return where_run(o, c, *x, y, n);
         if (s[2] == es && s[3] == 0) return where_run(o, c, x, *y, n);
       }
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
-                                                      ? *reinterpret_cast<const T*>(p[2] + i * s[2])
-                                                      : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+      for (int64_t i = 0; i < n; ++i) {
+        const T av = *reinterpret_cast<const T*>(p[2] + i * s[2]), bv = *reinterpret_cast<const T*>(p[3] + i * s[3]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1]) ? av : bv;
+      }
     });
   });
 }
@@ -286,12 +286,20 @@ void threshold_backward(const Tensor& out, const Tensor& grad, const Tensor& sel
     const T t = threshold.to<T>();
     ElementwiseLoop<3> loop(out.sizes(), {&out, &grad, &self});
     loop.run([&](std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
-      if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T))
-        return vec::threshold_backward(reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]),
-                                       reinterpret_cast<const T*>(p[2]), t, n);
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            *reinterpret_cast<const T*>(p[2] + i * s[2]) > t ? *reinterpret_cast<const T*>(p[1] + i * s[1]) : T(0);
+      // Fast paths: all contiguous, or one broadcast gradient value (x.relu().sum()'s backward).
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* g = reinterpret_cast<const T*>(p[1]);
+      const T* y = reinterpret_cast<const T*>(p[2]);
+      if (s[0] == sizeof(T) && s[2] == sizeof(T)) {
+        if (s[1] == sizeof(T)) return vec::threshold_backward(o, g, y, t, n);
+        if (s[1] == 0) return vec::threshold_backward(o, *g, y, t, n);
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        // Both values read first: a select of two loaded values needs no branch (a branch on the
+        // sign of an activation is a coin toss for the predictor).
+        const T gv = *reinterpret_cast<const T*>(p[1] + i * s[1]), yv = *reinterpret_cast<const T*>(p[2] + i * s[2]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = yv > t ? gv : T(0);
+      }
     });
   });
 }

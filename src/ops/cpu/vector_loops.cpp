@@ -11,10 +11,15 @@ namespace cohort::kernel::vec {
 
 namespace {
 
-template <class T>
-COHORT_ALWAYS_INLINE void threshold_backward_impl(T* out, const T* g, const T* y, T threshold, int64_t n) {
+// G: a pointer, or one broadcast value.
+template <class T, class G>
+COHORT_ALWAYS_INLINE void threshold_backward_impl(T* out, G g, const T* y, T threshold, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const T gv = g[i];  // read unconditionally, so that the select needs no masked load
+    T gv;  // read unconditionally, so that the select needs no masked load
+    if constexpr (std::is_pointer_v<G>)
+      gv = g[i];
+    else
+      gv = g;
     out[i] = y[i] > threshold ? gv : T(0);
   }
 }
@@ -175,6 +180,12 @@ namespace {
 COHORT_ISA_CLONES void threshold_backward(float* out, const float* g, const float* y, float t, int64_t n) {
   threshold_backward_impl(out, g, y, t, n);
 }
+COHORT_ISA_CLONES void threshold_backward(float* out, float g, const float* y, float t, int64_t n) {
+  threshold_backward_impl(out, g, y, t, n);
+}
+COHORT_ISA_CLONES void threshold_backward(double* out, double g, const double* y, double t, int64_t n) {
+  threshold_backward_impl(out, g, y, t, n);
+}
 COHORT_ISA_CLONES void threshold_backward(double* out, const double* g, const double* y, double t, int64_t n) {
   threshold_backward_impl(out, g, y, t, n);
 }
@@ -243,6 +254,12 @@ void threshold_backward(float* out, const float* g, const float* y, float t, int
   cloned::threshold_backward(out, g, y, t, n);
 }
 void threshold_backward(double* out, const double* g, const double* y, double t, int64_t n) {
+  cloned::threshold_backward(out, g, y, t, n);
+}
+void threshold_backward(float* out, float g, const float* y, float t, int64_t n) {
+  cloned::threshold_backward(out, g, y, t, n);
+}
+void threshold_backward(double* out, double g, const double* y, double t, int64_t n) {
   cloned::threshold_backward(out, g, y, t, n);
 }
 void where(float* out, const bool* c, const float* a, const float* b, int64_t n) { cloned::where(out, c, a, b, n); }

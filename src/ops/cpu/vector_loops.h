@@ -15,6 +15,9 @@ namespace cohort::kernel::vec {
 // out[i] = y[i] > threshold ? g[i] : 0 (ReLU's backward, given its output y; NaN in y gives 0).
 void threshold_backward(float* out, const float* g, const float* y, float threshold, int64_t n);
 void threshold_backward(double* out, const double* g, const double* y, double threshold, int64_t n);
+// The same with one broadcast gradient value (the backward of x.relu().sum()).
+void threshold_backward(float* out, float g, const float* y, float threshold, int64_t n);
+void threshold_backward(double* out, double g, const double* y, double threshold, int64_t n);
 
 // out[i] = c[i] ? a[i] : b[i], with either side possibly one broadcast value.
 void where(float* out, const bool* c, const float* a, const float* b, int64_t n);
