@@ -44,14 +44,6 @@ UnaryInfo info(UnaryOp op) {
   }
 }
 
-// One pass instead of where(y > 0, g, 0)'s three (ReLU's backward runs on every activation of a CNN).
-Tensor relu_backward(const Tensor& g, const Tensor& y) {
-  if (g.dtype() != y.dtype()) return where(y > 0, g, zeros_like(g));
-  Tensor out = detail::make_empty(y.sizes(), y.dtype(), y.device());
-  kernel::relu_backward(out, g, y);
-  return out;
-}
-
 // d out / d x, given the gradient g, the input x and the output y.
 Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y) {
   switch (op) {
@@ -62,7 +54,7 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y)
     case UnaryOp::Rsqrt: return g * y * y * y * -0.5;
     case UnaryOp::Abs: return g * sign(x);
     case UnaryOp::Sign: return zeros_like(g);
-    case UnaryOp::Relu: return relu_backward(g, y);
+    case UnaryOp::Relu: return threshold_backward(g, y, 0);  // one pass; was where(y > 0, g, zeros_like(g))
     case UnaryOp::Sigmoid: return g * y * (1 - y);
     case UnaryOp::Tanh: return g * (1 - y * y);
     case UnaryOp::Square: return g * x * 2;
@@ -118,7 +110,9 @@ const Tensor& unary_inplace(UnaryOp op, const Tensor& self) {
   bool graph = autograd::needs_grad({self});
   detail::check_inplace(i.name, self, graph);
   if (graph) {
-    Tensor result = unary_op(op, cohort::clone(self));  // self is about to be overwritten
+    // self is about to be overwritten: an op that saves its input for backward gets a copy; one that
+    // saves only its output (relu_, exp_, sigmoid_, ...) reads self directly and saves a new tensor.
+    Tensor result = unary_op(op, needs_input(op) ? cohort::clone(self) : self);
     {
       NoGradGuard g;
       kernel::copy(self, result);
@@ -171,6 +165,28 @@ const Tensor& Tensor::abs_() const { return unary_inplace(UnaryOp::Abs, *this); 
 const Tensor& Tensor::relu_() const { return unary_inplace(UnaryOp::Relu, *this); }
 const Tensor& Tensor::sigmoid_() const { return unary_inplace(UnaryOp::Sigmoid, *this); }
 const Tensor& Tensor::tanh_() const { return unary_inplace(UnaryOp::Tanh, *this); }
+
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  const char* op = "threshold_backward";
+  detail::check_defined(op, grad_output, "grad_output");
+  detail::check_defined(op, self, "self");
+  detail::check_same_device(op, grad_output, self);
+  COHORT_CHECK_AS(TypeError, grad_output.dtype() == self.dtype() && is_floating_point(self.dtype()), op,
+                  ": expected grad_output and self of one floating dtype, got ", grad_output.dtype(), " and ",
+                  self.dtype());
+  Shape shape = broadcast_shapes(grad_output.sizes(), self.sizes(), op);
+  Tensor out = detail::make_empty(shape, self.dtype(), self.device());
+  kernel::threshold_backward(out, grad_output, self, threshold);
+  // d/d grad_output is the same mask; self only moves where the mask flips (zero almost everywhere).
+  const bool g_grad = grad_output.requires_grad(), s_grad = self.requires_grad();
+  return autograd::record("ThresholdBackwardBackward0", out, {grad_output, self},
+                          [=, ss = SavedTensor(self), gs = grad_output.sizes().vec(), s_sizes = self.sizes().vec(),
+                           dtype = self.dtype()](const Tensor& gg) {
+    return std::vector<Tensor>{g_grad ? detail::reduce_grad(threshold_backward(gg, ss.unpack(), threshold), gs, dtype)
+                                      : Tensor(),
+                               s_grad ? zeros(s_sizes, gg.options()) : Tensor()};
+  });
+}
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   detail::check_defined("clamp", x);

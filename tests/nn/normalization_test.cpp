@@ -86,8 +86,10 @@ TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
         auto [mean, variance] = F::batch_norm_stats(x);
         EXPECT_EQ(mean.dtype(), kFloat64);
         EXPECT_EQ(mean.sizes(), Shape{3});
-        EXPECT_LT(max_diff(mean, x64.mean(dims)), 1e-11);
-        EXPECT_LT(max_diff(variance, var(x64, dims, false)), 1e-9);
+        // float32 inputs are summed in float lanes (Note [Batch norm fast path]): ~1e-7 relative.
+        const bool f32 = dtype == kFloat32;
+        EXPECT_LT(max_diff(mean, x64.mean(dims)), f32 ? 1e-3 : 1e-11);  // the mean is about 1000
+        EXPECT_LT(max_diff(variance, var(x64, dims, false)), f32 ? 1e-5 : 1e-9);
       }
     }
   }

@@ -146,6 +146,13 @@ std::vector<OpRow> pointwise_rows() {
                   .op = [](const In& x) { return Out{where(x[0], -0.5, x[1])}; },
                   .ref = [](const Refs& x) { return Refs{where_nd(x[0], Nd{{}, {-0.5}}, x[1])}; },
                   .domains = {boolean(), Domain{}}});
+  // ReLU's fused backward (its comparison with the where composite: vector_loops_test.cpp).
+  rows.push_back({.name = "threshold_backward",
+                  .samples = {{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{4, 1, 3}, {2, 1}}, {{}, {}}},
+                  .op = [](const In& x) { return Out{threshold_backward(x[0], x[1], 0)}; },
+                  .ref = [](const Refs& x) {
+                    return Refs{map2(x[0], x[1], [](double g, double y) { return y > 0 ? g : 0.0; })};
+                  }});
   rows.push_back({.name = "masked_fill",
                   .samples = {{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 3}, {}}, {{4, 2, 3}, {2, 1}}, {{}, {}}},
                   .op = [](const In& x) { return Out{masked_fill(x[0], x[1], -1.25)}; },

@@ -52,6 +52,10 @@ Tensor clamp_min(const Tensor& x, const Scalar& min);
 Tensor clamp_max(const Tensor& x, const Scalar& max);
 Tensor& exp_out(Tensor& out, const Tensor& x);
 Tensor& relu_out(Tensor& out, const Tensor& x);
+// ReLU's backward in one pass (libtorch's name): grad_output where self > threshold, else 0.
+// grad_output and self: one floating dtype, broadcastable shapes. relu's backward is
+// threshold_backward(g, relu(x), 0).
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 
 // Comparisons and logic, giving bool tensors.
 Tensor eq(const Tensor& a, const Tensor& b);

@@ -5,10 +5,14 @@
 
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/vector_loops.h"
 
 namespace cohort::kernel {
 
 namespace {
+
+template <class T>
+inline constexpr bool kVectorised = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 template <class To, class From>
 inline To cast(From v) {
@@ -113,6 +117,33 @@ inline T sign_value(T x) {
   }
 }
 
+// ReLU of float/double: contiguous runs go to the per-ISA loop (vector_loops.h).
+template <class T>
+void relu_loop(const Tensor& out, const Tensor& in) {
+  ElementwiseLoop<2> loop(out.sizes(), {&out, &in});
+  loop.run([&](std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+    if (s[0] == sizeof(T) && s[1] == sizeof(T)) return vec::relu(reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const T x = *reinterpret_cast<const T*>(p[1] + i * s[1]);
+      *reinterpret_cast<T*>(p[0] + i * s[0]) = x > T(0) ? x : T(0);
+    }
+  });
+}
+
+// out[i] = c[i] ? a : b over a contiguous run, a and b each a pointer or one broadcast value.
+template <class T, class A, class B>
+void where_run(T* out, const bool* c, A a, B b, int64_t n) {
+  if constexpr (kVectorised<T>) {
+    vec::where(out, c, a, b, n);
+  } else {
+    auto at = [](auto v, int64_t i) {
+      if constexpr (std::is_pointer_v<decltype(v)>) return v[i];
+      else return v;
+    };
+    for (int64_t i = 0; i < n; ++i) out[i] = c[i] ? at(a, i) : at(b, i);
+  }
+}
+
 template <class T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
   using F = T;  // float ops only reach here for floating T (checked by the ops)
@@ -122,7 +153,9 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
       if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return unary_loop<T, T>(out, in, [](T x) { return x; });
       else return unary_loop<T, T>(out, in, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
     case UnaryOp::Sign: return unary_loop<T, T>(out, in, [](T x) { return sign_value(x); });
-    case UnaryOp::Relu: return unary_loop<T, T>(out, in, [](T x) { return x > T(0) ? x : T(0); });
+    case UnaryOp::Relu:
+      if constexpr (kVectorised<T>) return relu_loop<T>(out, in);
+      else return unary_loop<T, T>(out, in, [](T x) { return x > T(0) ? x : T(0); });
     case UnaryOp::Square: return unary_loop<T, T>(out, in, [](T x) { return static_cast<T>(x * x); });
     case UnaryOp::LogicalNot: return unary_loop<bool, T>(out, in, [](T x) { return x == T(0); });
     case UnaryOp::IsNan:
@@ -231,26 +264,43 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
       const bool* c = reinterpret_cast<const bool*>(p[1]);
       const T* x = reinterpret_cast<const T*>(p[2]);
       const T* y = reinterpret_cast<const T*>(p[3]);
-      // Contiguous runs, with either side possibly one broadcast value (masked_fill's scalar):
-      // branch-free selects the compiler vectorises.
-      if (s[0] == sizeof(T) && s[1] == sizeof(bool) && (s[2] == sizeof(T) || s[2] == 0) &&
-          (s[3] == sizeof(T) || s[3] == 0)) {
-        const int64_t xs = s[2] ? 1 : 0, ys = s[3] ? 1 : 0;
-        for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i * xs] : y[i * ys];
-        return;
+      // Fast paths: out and cond contiguous; a and b contiguous or a broadcast value (autograd's
+      // where(cond, g, 0) and masked_fill are the latter).
+      const int64_t es = sizeof(T);
+      if (s[0] == es && s[1] == 1) {
+        if (s[2] == es && s[3] == es) return where_run(o, c, x, y, n);
+        if (s[2] == 0 && s[3] == es) return where_run(o, c, *x, y, n);
+        if (s[2] == es && s[3] == 0) return where_run(o, c, x, *y, n);
       }
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1])
-                                                      ? *reinterpret_cast<const T*>(p[2] + i * s[2])
-                                                      : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+      for (int64_t i = 0; i < n; ++i) {
+        const T av = *reinterpret_cast<const T*>(p[2] + i * s[2]), bv = *reinterpret_cast<const T*>(p[3] + i * s[3]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const bool*>(p[1] + i * s[1]) ? av : bv;
+      }
     });
   });
 }
 
-void relu_backward(const Tensor& out, const Tensor& grad, const Tensor& result) {
-  dispatch(out.dtype(), [&](auto tag) {
+void threshold_backward(const Tensor& out, const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  dispatch_floating(out.dtype(), "threshold_backward", [&](auto tag) {
     using T = decltype(tag);
-    binary_loop<T, T, T>(out, grad, result, [](T g, T y) { return y > T(0) ? g : T(0); });
+    const T t = threshold.to<T>();
+    ElementwiseLoop<3> loop(out.sizes(), {&out, &grad, &self});
+    loop.run([&](std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+      // Fast paths: all contiguous, or one broadcast gradient value (x.relu().sum()'s backward).
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* g = reinterpret_cast<const T*>(p[1]);
+      const T* y = reinterpret_cast<const T*>(p[2]);
+      if (s[0] == sizeof(T) && s[2] == sizeof(T)) {
+        if (s[1] == sizeof(T)) return vec::threshold_backward(o, g, y, t, n);
+        if (s[1] == 0) return vec::threshold_backward(o, *g, y, t, n);
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        // Both values read first: a select of two loaded values needs no branch (a branch on the
+        // sign of an activation is a coin toss for the predictor).
+        const T gv = *reinterpret_cast<const T*>(p[1] + i * s[1]), yv = *reinterpret_cast<const T*>(p[2] + i * s[2]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = yv > t ? gv : T(0);
+      }
+    });
   });
 }
 

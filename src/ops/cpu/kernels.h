@@ -23,9 +23,9 @@ void unary(UnaryOp op, const Tensor& out, const Tensor& in);
 void clamp(const Tensor& out, const Tensor& in, std::optional<Scalar> lo, std::optional<Scalar> hi);
 // out = cond ? a : b; cond bool, a and b of out's dtype.
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
-// ReLU's backward from its output: out = result > 0 ? grad : 0, one pass (PyTorch's threshold_backward).
-// grad, result and out share one dtype; grad may be broadcast.
-void relu_backward(const Tensor& out, const Tensor& grad, const Tensor& result);
+// out = self > threshold ? grad : 0 (ReLU's backward in one pass); grad, self and out of one floating
+// dtype, grad and self broadcast to out.
+void threshold_backward(const Tensor& out, const Tensor& grad, const Tensor& self, const Scalar& threshold);
 
 enum class ReduceOp { Sum, Mean, Prod, Max, Min, NormP, NormInf, Var, AbsSumPow };
 // Reduces `in` over `dims` (sorted, unique) into `out`, whose sizes are in's with the reduced dims
