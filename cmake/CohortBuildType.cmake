@@ -19,7 +19,9 @@ if(COHORT_SANITIZE)
                   -fno-sanitize-recover=undefined)
   # Applies to every target (library, tests, examples); comes after the
   # build type's flags on the command line, so -O1 wins.
-  add_compile_options(${_cohort_san} -O1 -g -D_GLIBCXX_ASSERTIONS)
+  # No per-ISA clones (Note [Kernel ISA dispatch]): their ifunc resolvers run while the dynamic
+  # loader relocates, before a sanitizer's runtime is up (a TSan build crashed at start-up).
+  add_compile_options(${_cohort_san} -O1 -g -D_GLIBCXX_ASSERTIONS -DCOHORT_NO_ISA_CLONES)
   add_link_options(${_cohort_san})
   message(STATUS "cohort: sanitizer build (ASan + UBSan)")
 endif()
@@ -31,7 +33,7 @@ if(COHORT_SANITIZE_THREAD)
   if(COHORT_SANITIZE)
     message(FATAL_ERROR "cohort: COHORT_SANITIZE (ASan) and COHORT_SANITIZE_THREAD cannot be combined")
   endif()
-  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -O1 -g1)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -O1 -g1 -DCOHORT_NO_ISA_CLONES)  # as above
   add_link_options(-fsanitize=thread)
   message(STATUS "cohort: ThreadSanitizer build")
 endif()

@@ -38,8 +38,16 @@ bool fusable(const Tensor& p, const Tensor& grad, const Tensor* buf) {
 // numbers, and each instruction that makes one costs a microcode assist (scalar code was 2x slower
 // than the composed ops, SSE 4 lanes at once no faster). An AVX2 clone (8 lanes) is picked at run
 // time where the CPU has it; AVX2 without FMA, so a * b + c still rounds twice, as the ops do.
+// GCC only: clang 14 has no target_clones on templates. Not under the sanitizers (COHORT_NO_ISA_CLONES,
+// Note [Kernel ISA dispatch] in src/ops/cpu/isa.h).
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && !defined(COHORT_NO_ISA_CLONES)
+#define COHORT_SGD_CLONES __attribute__((target_clones("default", "avx2")))
+#else
+#define COHORT_SGD_CLONES
+#endif
+
 template <class T, bool kDecay, bool kMomentum, bool kFirst, bool kNesterov>
-__attribute__((target_clones("default", "avx2"))) void fused_range(T* __restrict p, const T* __restrict grad, T* __restrict buf, int64_t begin, int64_t end,
+COHORT_SGD_CLONES void fused_range(T* __restrict p, const T* __restrict grad, T* __restrict buf, int64_t begin, int64_t end,
                  const StepParams& o) {
   const T wd = static_cast<T>(o.weight_decay), m = static_cast<T>(o.momentum);
   const T keep = static_cast<T>(1 - o.dampening), step = static_cast<T>(-o.lr);

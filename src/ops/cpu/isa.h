@@ -18,7 +18,8 @@
 // -ffp-contract=off (AVX-512 implies FMA, which would otherwise fuse a*b+c and round differently),
 // and reductions keep a fixed number of lanes written out in the code, so every ISA adds the same
 // numbers in the same order. COHORT_NO_ISA_CLONES (e.g. for a non-x86 or a non-ELF target) builds
-// the baseline only.
+// the baseline only; the sanitizer and fuzz builds set it, since an ifunc resolver runs while the
+// dynamic loader relocates, before the sanitizer runtime is initialised (the TSan build crashed).
 #pragma once
 
 #if defined(__x86_64__) && defined(__ELF__) && !defined(COHORT_NO_ISA_CLONES)
