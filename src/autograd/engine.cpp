@@ -58,6 +58,7 @@ struct GraphTask {
   Device owner_device;
   bool create_graph = false;
   // For grad(): gradients arriving at these nodes are captured instead of applied.
+  bool grad_call = false;
   std::unordered_map<Node*, size_t> captures;
   std::vector<Tensor> captured;
   std::vector<std::function<void()>> callbacks;
@@ -131,10 +132,9 @@ void execute(GraphTask* task, Node* node) {
       AutoGradMode mode(task->create_graph);
       grad = node->run_pre_hooks(std::move(grad));
       auto capture = task->captures.find(node);
-      if (capture != task->captures.end()) {
-        task->captured[capture->second] = grad;
-        if (dynamic_cast<AccumulateGrad*>(node)) grad = Tensor();  // grad(): leaves' .grad untouched
-      }
+      if (capture != task->captures.end()) task->captured[capture->second] = grad;
+      // grad() leaves every .grad untouched, of its inputs and of any other leaf, as PyTorch's does.
+      if (task->grad_call && dynamic_cast<AccumulateGrad*>(node)) grad = Tensor();
       if (grad.defined()) {
         Node* previous_node = t_current_node;
         t_current_node = node;
@@ -248,6 +248,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
   }
 
   if (inputs) {
+    task->grad_call = true;
     task->captured.resize(inputs->size());
     for (size_t i = 0; i < inputs->size(); ++i) {
       const Tensor& in = (*inputs)[i];

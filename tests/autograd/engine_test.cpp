@@ -170,6 +170,10 @@ TEST(Autograd, GradReturnsWithoutAccumulating) {
   auto g = autograd::grad({y}, {x});
   EXPECT_TRUE(g[0].allclose(tensor({3.0, 12.0}, kFloat64)));
   EXPECT_FALSE(x.grad().defined());
+  // Nor into leaves that are not among the inputs (PyTorch's autograd.grad leaves them alone too).
+  Tensor v = tensor({5.0, 7.0}, kFloat64).requires_grad_();
+  EXPECT_TRUE(autograd::grad({(x * v).sum()}, {x})[0].allclose(tensor({5.0, 7.0}, kFloat64)));
+  EXPECT_FALSE(v.grad().defined());
   Tensor unused = ones({1}, requires_grad());
   EXPECT_THAT(error_of([&] { autograd::grad({(x * 2).sum()}, {unused}); }), HasSubstr("was not used"));
 }
