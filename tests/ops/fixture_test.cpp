@@ -94,12 +94,12 @@ const std::map<std::string, Op>& cases() {
       {"cross_entropy_none",
        [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().reduction(kNone))}; }},
       {"cross_entropy_weight_ignore",
-       [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().weight(x[2]).ignore_index(1))}; }},
+       [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().weight(x[2].detach()).ignore_index(1))}; }},
       {"cross_entropy_smoothing",
        [](const In& x) { return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().label_smoothing(0.1))}; }},
       {"cross_entropy_smoothing_weight_ignore",
        [](const In& x) {
-         return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().weight(x[2]).ignore_index(2).label_smoothing(0.2))};
+         return Out{F::cross_entropy(x[0], x[1], F::CrossEntropyOptions().weight(x[2].detach()).ignore_index(2).label_smoothing(0.2))};
        }},
       {"cross_entropy_probs",
        [](const In& x) { return Out{F::cross_entropy(x[0], x[1].softmax(1), F::CrossEntropyOptions().label_smoothing(0.1))}; }},
