@@ -1,5 +1,6 @@
 // The caching allocator (Note [Caching allocator]): large blocks come back for requests they fit,
-// small ones are never cached, the counters stay exact, and the limit and empty_cache hold.
+// small ones for requests of their power-of-two size class, the counters stay exact, and the limit
+// and empty_cache hold.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -80,9 +81,27 @@ TEST(Allocator, CountersCountWhatTensorsAskedForAndCachedBytesWhatIsKept) {
   EXPECT_EQ(memory_stats(d).cached_bytes, 0);
 }
 
-TEST(Allocator, SmallBlocksAreNotCached) {
+TEST(Allocator, SmallBlocksComeBackForRequestsOfTheirSizeClass) {
   CacheLimit limit(int64_t{64} << 20);
   const Device d("cpu:0");
+  void* block = nullptr;
+  {
+    Tensor a = empty({1000});  // 4000 bytes: the 4 KiB class
+    block = a.data_ptr();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % 64, 0u);
+  }
+  EXPECT_EQ(memory_stats(d).cached_bytes, 4096);
+  {
+    Tensor small = empty({100});  // 400 bytes: the 512-byte class, a fresh block
+    EXPECT_NE(small.data_ptr(), block);
+    Tensor same_class = empty({600});  // 2400 bytes: also 4 KiB
+    EXPECT_EQ(same_class.data_ptr(), block);
+    EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+  }
+  EXPECT_EQ(memory_stats(d).cached_bytes, 4096 + 512);
+  empty_cache(d);
+  EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+  CacheLimit off(0);
   { Tensor a = empty({1000}); }
   EXPECT_EQ(memory_stats(d).cached_bytes, 0);
 }
