@@ -139,18 +139,6 @@ void* allocate_small(DeviceMemory& m, size_t nbytes) {
   return header ? static_cast<char*>(header) + kAlignment : nullptr;
 }
 
-void free_small(DeviceMemory& m, void* data) {
-  void* header = static_cast<char*>(data) - kAlignment;
-  const size_t capacity = capacity_of(header);
-  if (m.cached.load() + static_cast<int64_t>(capacity) <= cache_limit()) {
-    std::lock_guard<std::mutex> l(m.mutex);
-    m.small_blocks[std::countr_zero(capacity / kAlignment)].push_back(header);
-    m.cached.fetch_add(static_cast<int64_t>(capacity));
-    return;
-  }
-  std::free(header);
-}
-
 void* take_cached(DeviceMemory& m, size_t capacity) {
   std::lock_guard<std::mutex> l(m.mutex);
   auto it = m.free_blocks.lower_bound(capacity);
@@ -168,12 +156,16 @@ void* allocate_large(DeviceMemory& m, size_t nbytes) {
   return header ? static_cast<char*>(header) + kAlignment : nullptr;
 }
 
-void free_large(DeviceMemory& m, void* data) {
+// Keeps a freed block (small: from allocate_small) while the cache has room, frees it otherwise.
+void free_block(DeviceMemory& m, void* data, bool small) {
   void* header = static_cast<char*>(data) - kAlignment;
   const size_t capacity = capacity_of(header);
   if (m.cached.load() + static_cast<int64_t>(capacity) <= cache_limit()) {
     std::lock_guard<std::mutex> l(m.mutex);
-    m.free_blocks.emplace(capacity, header);
+    if (small)
+      m.small_blocks[std::countr_zero(capacity / kAlignment)].push_back(header);
+    else
+      m.free_blocks.emplace(capacity, header);
     m.cached.fetch_add(static_cast<int64_t>(capacity));
     return;
   }
@@ -204,10 +196,7 @@ void* device_allocate(Device device, size_t nbytes) {
 
 void device_free(Device device, void* data, size_t nbytes) {
   DeviceMemory& m = memory(device);
-  if (nbytes >= kCacheMinBytes)
-    free_large(m, data);
-  else
-    free_small(m, data);
+  free_block(m, data, nbytes < kCacheMinBytes);
   m.allocated.fetch_sub(static_cast<int64_t>(nbytes));
   m.count.fetch_sub(1);
 }
