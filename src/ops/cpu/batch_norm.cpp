@@ -12,6 +12,7 @@
 // of squares: one channel's data is read again from cache (6 KB at 8x14x14, 128 KB at 32x32x32),
 // so a fused pass would save little, and the two-pass variance cannot cancel catastrophically.
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "ops/cpu/batch_norm_kernels.h"
@@ -99,22 +100,24 @@ void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& inv
     double* pm = mean.data_ptr<double>();
     double* pi = invstd.data_ptr<double>();
     const int64_t grain = channel_grain(M);
+    // Channel c's batch statistics (mean mu, sum of squared deviations sq) when training, which also
+    // move the running averages, or the running averages themselves: (mean, invstd).
+    auto statistics = [&](int64_t c, double mu, double sq) -> std::pair<double, double> {
+      if (!training) return {at(rm, rms, c), 1.0 / std::sqrt(at(rv, rvs, c) + eps)};
+      if (rm) rm[c * rms] = static_cast<T>((1 - momentum) * at(rm, rms, c) + momentum * mu);
+      if (rv) rv[c * rvs] = static_cast<T>((1 - momentum) * at(rv, rvs, c) + momentum * sq / static_cast<double>(M - 1));
+      return {mu, 1.0 / std::sqrt(sq / static_cast<double>(M) + eps)};
+    };
     if (g.flat) {  // Note [Batch norm fast path]
       parallel_for(g.C, grain, [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
           const T* xc = px + c * g.sc;
-          double mu, inv;
+          double batch_mu = 0, sq = 0;
           if (training) {
-            mu = vec::channel_sum(xc, g.sn, g.N, g.S) / static_cast<double>(M);
-            const double sq = vec::channel_sum_sq_dev(xc, g.sn, g.N, g.S, static_cast<T>(mu));
-            inv = 1.0 / std::sqrt(sq / static_cast<double>(M) + eps);
-            if (rm) rm[c * rms] = static_cast<T>((1 - momentum) * at(rm, rms, c) + momentum * mu);
-            if (rv) rv[c * rvs] = static_cast<T>((1 - momentum) * at(rv, rvs, c) +
-                                                 momentum * sq / static_cast<double>(M - 1));
-          } else {
-            mu = at(rm, rms, c);
-            inv = 1.0 / std::sqrt(at(rv, rvs, c) + eps);
+            batch_mu = vec::channel_sum(xc, g.sn, g.N, g.S) / static_cast<double>(M);
+            sq = vec::channel_sum_sq_dev(xc, g.sn, g.N, g.S, static_cast<T>(batch_mu));
           }
+          const auto [mu, inv] = statistics(c, batch_mu, sq);
           pm[c] = mu, pi[c] = inv;
           const double scale = inv * (w ? at(w, ws, c) : 1.0), shift = b ? at(b, bs, c) : 0.0;
           vec::channel_normalize(y + c * g.S, g.C * g.S, xc, g.sn, g.N, g.S, static_cast<T>(mu),
@@ -128,27 +131,19 @@ void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& inv
       for (int64_t s = 0; s < g.S; ++s) offs[s] = g.offset(s);
       for (int64_t c = begin; c < end; ++c) {
         const T* xc = px + c * g.sc;
-        double mu, inv;
+        double batch_mu = 0, sq = 0;
         if (training) {
           double sum = 0;
           for (int64_t n = 0; n < g.N; ++n)
             for (int64_t s = 0; s < g.S; ++s) sum += static_cast<double>(xc[n * g.sn + offs[s]]);
-          mu = sum / static_cast<double>(M);
-          double sq = 0;
+          batch_mu = sum / static_cast<double>(M);
           for (int64_t n = 0; n < g.N; ++n)
             for (int64_t s = 0; s < g.S; ++s) {
-              const double d = static_cast<double>(xc[n * g.sn + offs[s]]) - mu;
+              const double d = static_cast<double>(xc[n * g.sn + offs[s]]) - batch_mu;
               sq += d * d;
             }
-          const double var = sq / static_cast<double>(M);
-          inv = 1.0 / std::sqrt(var + eps);
-          if (rm) rm[c * rms] = static_cast<T>((1 - momentum) * at(rm, rms, c) + momentum * mu);
-          if (rv) rv[c * rvs] = static_cast<T>((1 - momentum) * at(rv, rvs, c) +
-                                               momentum * sq / static_cast<double>(M - 1));
-        } else {
-          mu = at(rm, rms, c);
-          inv = 1.0 / std::sqrt(at(rv, rvs, c) + eps);
         }
+        const auto [mu, inv] = statistics(c, batch_mu, sq);
         pm[c] = mu, pi[c] = inv;
         const double scale = inv * (w ? at(w, ws, c) : 1.0), shift = (b ? at(b, bs, c) : 0.0) - mu * scale;
         for (int64_t n = 0; n < g.N; ++n) {

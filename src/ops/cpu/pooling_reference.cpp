@@ -24,6 +24,19 @@ int64_t plane_offset(const Tensor& t, int64_t job) { return (job / t.size(1)) * 
 inline int64_t start_index(int64_t i, int64_t out, int64_t in) { return (i * in) / out; }
 inline int64_t end_index(int64_t i, int64_t out, int64_t in) { return ((i + 1) * in + out - 1) / out; }
 
+// The input rows [h0, h1) and columns [w0, w1) under output (oh, ow) of an average pool, and its
+// divisor: PyTorch's, the window clipped to the padded input, or to the input itself.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, count;
+  AvgWindow(int64_t oh, int64_t ow, int64_t H, int64_t W, const Pool2dParams& p) {
+    h0 = oh * p.stride[0] - p.padding[0], w0 = ow * p.stride[1] - p.padding[1];
+    h1 = std::min(h0 + p.kernel[0], H + p.padding[0]), w1 = std::min(w0 + p.kernel[1], W + p.padding[1]);
+    const int64_t padded_count = (h1 - h0) * (w1 - w0);
+    h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0), h1 = std::min(h1, H), w1 = std::min(w1, W);
+    count = p.count_include_pad ? padded_count : (h1 - h0) * (w1 - w0);
+  }
+};
+
 }  // namespace
 
 void max_pool2d_forward_reference(const Tensor& out, const Tensor& indices, const Tensor& in, const Pool2dParams& p) {
@@ -99,16 +112,11 @@ void avg_pool2d_forward_reference(const Tensor& out, const Tensor& in, const Poo
         const T* plane = x + plane_offset(in, job);
         for (int64_t oh = 0; oh < P; ++oh)
           for (int64_t ow = 0; ow < Q; ++ow) {
-            // PyTorch's divisor: the window clipped to the padded input, or to the input itself.
-            int64_t h0 = oh * p.stride[0] - p.padding[0], w0 = ow * p.stride[1] - p.padding[1];
-            int64_t h1 = std::min(h0 + p.kernel[0], H + p.padding[0]), w1 = std::min(w0 + p.kernel[1], W + p.padding[1]);
-            const int64_t padded_count = (h1 - h0) * (w1 - w0);
-            h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0), h1 = std::min(h1, H), w1 = std::min(w1, W);
+            const AvgWindow win(oh, ow, H, W, p);
             double sum = 0;
-            for (int64_t h = h0; h < h1; ++h)
-              for (int64_t w = w0; w < w1; ++w) sum += static_cast<double>(plane[h * sh + w * sw]);
-            const int64_t count = p.count_include_pad ? padded_count : (h1 - h0) * (w1 - w0);
-            y[(job * P + oh) * Q + ow] = static_cast<T>(count > 0 ? sum / static_cast<double>(count) : 0.0);
+            for (int64_t h = win.h0; h < win.h1; ++h)
+              for (int64_t w = win.w0; w < win.w1; ++w) sum += static_cast<double>(plane[h * sh + w * sw]);
+            y[(job * P + oh) * Q + ow] = static_cast<T>(win.count > 0 ? sum / static_cast<double>(win.count) : 0.0);
           }
       }
     });
@@ -130,15 +138,11 @@ void avg_pool2d_backward_reference(const Tensor& din, const Tensor& dout, const 
         const T* g = dy + plane_offset(dout, job);
         for (int64_t oh = 0; oh < P; ++oh)
           for (int64_t ow = 0; ow < Q; ++ow) {
-            int64_t h0 = oh * p.stride[0] - p.padding[0], w0 = ow * p.stride[1] - p.padding[1];
-            int64_t h1 = std::min(h0 + p.kernel[0], H + p.padding[0]), w1 = std::min(w0 + p.kernel[1], W + p.padding[1]);
-            const int64_t padded_count = (h1 - h0) * (w1 - w0);
-            h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0), h1 = std::min(h1, H), w1 = std::min(w1, W);
-            const int64_t count = p.count_include_pad ? padded_count : (h1 - h0) * (w1 - w0);
-            if (count <= 0) continue;
-            const double share = static_cast<double>(g[oh * ysh + ow * ysw]) / static_cast<double>(count);
-            for (int64_t h = h0; h < h1; ++h)
-              for (int64_t w = w0; w < w1; ++w) acc[h * W + w] += share;
+            const AvgWindow win(oh, ow, H, W, p);
+            if (win.count <= 0) continue;
+            const double share = static_cast<double>(g[oh * ysh + ow * ysw]) / static_cast<double>(win.count);
+            for (int64_t h = win.h0; h < win.h1; ++h)
+              for (int64_t w = win.w0; w < win.w1; ++w) acc[h * W + w] += share;
           }
         T* plane = dx + job * H * W;
         for (int64_t i = 0; i < H * W; ++i) plane[i] = static_cast<T>(acc[i]);
