@@ -138,6 +138,16 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
+// "[" parts joined by separator and the next level's indent "]". Built by appending: GCC 12 warns
+// falsely (-Wrestrict) on "[" + std::string.
+std::string bracketed(const std::vector<std::string>& parts, std::string separator, int64_t indent) {
+  separator += spaces(indent + 1);
+  std::string out = "[";
+  out += join(parts, separator);
+  out += ']';
+  return out;
+}
+
 // One 1-d row, wrapped so that each line holds as many elements as fit in kLineWidth.
 std::string vector_str(const Tensor& t, int64_t offset, int64_t indent, bool summarize, const Formatter& f) {
   int64_t n = t.size(-1), stride = t.stride(-1);
@@ -152,7 +162,7 @@ std::string vector_str(const Tensor& t, int64_t offset, int64_t indent, bool sum
     auto first = cells.begin() + i, last = cells.begin() + std::min(cells.size(), i + per_line);
     lines.push_back(join(std::vector<std::string>(first, last), ", "));
   }
-  return "[" + join(lines, ",\n" + spaces(indent + 1)) + "]";
+  return bracketed(lines, ",\n", indent);
 }
 
 // The sub-tensor starting at `dim`; deeper dims are separated by more blank lines, as in PyTorch.
@@ -166,7 +176,9 @@ std::string tensor_str(const Tensor& t, int64_t dim, int64_t offset, int64_t ind
     if (elided(n, summarize) && i == n - kEdgeItems) slices.push_back("...");
     slices.push_back(tensor_str(t, dim + 1, offset + i * t.stride(dim), indent + 1, summarize, f));
   }
-  return "[" + join(slices, "," + std::string(t.dim() - dim - 1, '\n') + spaces(indent + 1)) + "]";
+  std::string separator = ",";
+  separator.append(static_cast<size_t>(std::max<int64_t>(t.dim() - dim - 1, 0)), '\n');  // a blank line per deeper dim
+  return bracketed(slices, separator, indent);
 }
 
 // Python's str(tuple(shape)): "(0, 3)", "(0,)".

@@ -69,7 +69,7 @@ void DataParallelCore::set_replicas(std::vector<std::shared_ptr<nn::Module>> rep
   for (auto& r : replicas) replica_modules.push_back(r->modules());
   for (size_t k = 0; k < master_modules.size(); ++k) {
     if (!bn_view(*master_modules[k]).options) continue;
-    BnLayer layer{master_modules[k], {}, {}};
+    BnLayer layer{master_modules[k], {}, {}, {}};
     for (auto& mods : replica_modules) {
       auto stats = std::make_shared<BnStats>();
       if (state_->options.buffers() == BufferRule::kExact) record_batch_stats(*mods[k], stats);  // costs a pass

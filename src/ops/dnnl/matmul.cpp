@@ -32,7 +32,8 @@ bool dnnl_layout_ok(const Tensor& t) {
   size_t n = 0;
   for (int64_t d = 0; d < 3; ++d)
     if (t.size(d) > 1 && !(d == 0 && t.stride(0) == 0)) dims[n++] = {t.stride(d), t.size(d)};
-  std::sort(dims.begin(), dims.begin() + n);
+  for (size_t i = 1; i < n; ++i)  // insertion sort: std::sort on 3 pairs draws a false -Warray-bounds from GCC 12
+    for (size_t j = i; j > 0 && dims[j] < dims[j - 1]; --j) std::swap(dims[j], dims[j - 1]);
   if (n > 0 && dims[0].first < 1) return false;
   for (size_t i = 1; i < n; ++i)
     if (dims[i].first < dims[i - 1].first * dims[i - 1].second) return false;
