@@ -51,6 +51,8 @@
 #include <sstream>
 
 #include "cohort/core/device.h"
+#include "cohort/launch_output.h"
+#include "cohort/launch_signals.h"
 
 extern char** environ;
 
@@ -59,109 +61,7 @@ namespace cohort::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
-constexpr int kHandledCount = 4;
-
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
-// "exited with code 3" / "was killed by SIGUSR1".
-std::string describe(int status) {
-  if (WIFSIGNALED(status)) return "was killed by " + signal_name(WTERMSIG(status));
-  return "exited with code " + std::to_string(WEXITSTATUS(status));
-}
-
-int exit_code_of(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
-
-// ---- signals: a self-pipe the poll loop watches --------------------------------------------------------
-
-int g_signal_write_fd = -1;
-
-extern "C" void write_signal_to_pipe(int sig) {
-  const int saved = errno;
-  const unsigned char byte = static_cast<unsigned char>(sig);
-  [[maybe_unused]] ssize_t n = ::write(g_signal_write_fd, &byte, 1);
-  errno = saved;
-}
-
-// Installs the handlers for the duration of one launch; one launch at a time per process.
-class SignalPipe {
- public:
-  SignalPipe() {
-    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0)
-      throw std::runtime_error(std::string("launch: cannot create a pipe: ") + std::strerror(errno));
-    g_signal_write_fd = fds_[1];
-    struct sigaction action {};
-    action.sa_handler = write_signal_to_pipe;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART | SA_NOCLDSTOP;  // restart other threads' calls; stops are not exits
-    for (int i = 0; i < kHandledCount; ++i) ::sigaction(kHandledSignals[i], &action, &old_[i]);
-  }
-  ~SignalPipe() {
-    for (int i = 0; i < kHandledCount; ++i) ::sigaction(kHandledSignals[i], &old_[i], nullptr);
-    g_signal_write_fd = -1;
-    ::close(fds_[0]);
-    ::close(fds_[1]);
-  }
-  SignalPipe(const SignalPipe&) = delete;
-  SignalPipe& operator=(const SignalPipe&) = delete;
-
-  int fd() const { return fds_[0]; }
-  const struct sigaction* old_actions() const { return old_; }
-  std::vector<int> take() {
-    std::vector<int> signals;
-    unsigned char buf[64];
-    ssize_t n;
-    while ((n = ::read(fds_[0], buf, sizeof buf)) > 0) signals.insert(signals.end(), buf, buf + n);
-    return signals;
-  }
-
- private:
-  int fds_[2] = {-1, -1};
-  struct sigaction old_[kHandledCount] = {};
-};
-
-// ---- output: whole prefixed lines ------------------------------------------------------------------------
-
-// Cuts one stream's bytes into lines (and '\r'-ended segments) and writes each with the prefix, in one piece.
-class LinePrefixer {
- public:
-  LinePrefixer(std::string prefix, std::ostream& sink, std::size_t max_line)
-      : prefix_(std::move(prefix)), sink_(sink), max_line_(std::max<std::size_t>(max_line, 1)) {}
-
-  void feed(const char* data, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const char c = data[i];
-      if (c != '\n' && !line_.empty() && line_.back() == '\r') emit("");  // a '\r' segment ends
-      line_.push_back(c);
-      if (c == '\n') emit("");
-      else if (line_.size() >= max_line_) emit("\n");
-    }
-    sink_.flush();
-  }
-  // End of stream: a partial last line still gets its prefix, and a newline.
-  void finish() {
-    if (!line_.empty()) emit("\n");
-    sink_.flush();
-  }
-
- private:
-  void emit(const char* end) {
-    if (line_.find_first_not_of('\r') != std::string::npos) {  // a bare "\r" is no segment
-      std::string piece;
-      piece.reserve(prefix_.size() + line_.size() + 1);
-      piece.append(prefix_).append(line_).append(end);
-      sink_.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-    }
-    line_.clear();
-  }
-
-  std::string prefix_, line_;
-  std::ostream& sink_;
-  std::size_t max_line_;
-};
+using namespace launch_detail;
 
 // ---- checks and set-up before any process starts --------------------------------------------------------
 
