@@ -123,10 +123,16 @@ void* new_block(size_t capacity) {
 // The size class of a small request: capacity 64 << k.
 int small_class(size_t nbytes) { return std::bit_width((std::max(nbytes, kAlignment) - 1) / kAlignment); }
 
+// With caching off (the default under AddressSanitizer) a block is as small as the alignment allows,
+// so that ASan still sees an overrun past the tensor's end rather than into its size class.
 void* allocate_small(DeviceMemory& m, size_t nbytes) {
+  if (cache_limit() <= 0) {
+    void* header = new_block(round_up(std::max<size_t>(nbytes, 1), kAlignment));
+    return header ? static_cast<char*>(header) + kAlignment : nullptr;
+  }
   const int k = small_class(nbytes);
   void* header = nullptr;
-  if (cache_limit() > 0) {
+  {
     std::lock_guard<std::mutex> l(m.mutex);
     auto& list = m.small_blocks[k];
     if (!list.empty()) {
@@ -160,7 +166,9 @@ void* allocate_large(DeviceMemory& m, size_t nbytes) {
 void free_block(DeviceMemory& m, void* data, bool small) {
   void* header = static_cast<char*>(data) - kAlignment;
   const size_t capacity = capacity_of(header);
-  if (m.cached.load() + static_cast<int64_t>(capacity) <= cache_limit()) {
+  // A small block made while caching was off has no class size: it is not kept.
+  const bool keep = !small || std::has_single_bit(capacity / kAlignment);
+  if (keep && m.cached.load() + static_cast<int64_t>(capacity) <= cache_limit()) {
     std::lock_guard<std::mutex> l(m.mutex);
     if (small)
       m.small_blocks[std::countr_zero(capacity / kAlignment)].push_back(header);

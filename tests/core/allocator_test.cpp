@@ -106,6 +106,16 @@ TEST(Allocator, SmallBlocksComeBackForRequestsOfTheirSizeClass) {
   EXPECT_EQ(memory_stats(d).cached_bytes, 0);
 }
 
+TEST(Allocator, ASmallBlockMadeWithCachingOffIsNotKept) {
+  // With caching off a small block is cut to the request (ASan then sees overruns), so it has no
+  // size class: kept, it would be handed out for requests it cannot hold.
+  CacheLimit off(0);
+  Tensor a = empty({100});  // 400 bytes: a 448-byte block
+  CacheLimit on(int64_t{64} << 20);
+  a = Tensor();
+  EXPECT_EQ(memory_stats(Device("cpu:0")).cached_bytes, 0);
+}
+
 TEST(Allocator, TheLimitCapsWhatIsKeptAndZeroTurnsCachingOff) {
   const Device d("cpu:0");
   {
