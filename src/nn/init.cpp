@@ -29,13 +29,22 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
   return {t.size(1) * receptive, t.size(0) * receptive};
 }
 
+namespace {
+thread_local bool t_skip_random = false;
+}  // namespace
+
+SkipRandomInitGuard::SkipRandomInitGuard() : previous_(t_skip_random) { t_skip_random = true; }
+SkipRandomInitGuard::~SkipRandomInitGuard() { t_skip_random = previous_; }
+
 Tensor uniform_(Tensor t, double low, double high) {
   NoGradGuard no_grad;
+  if (t_skip_random) return t.fill_(0);
   return t.copy_(rand(t.sizes(), TensorOptions(t.dtype()).device(t.device())) * (high - low) + low);
 }
 
 Tensor normal_(Tensor t, double mean, double std) {
   NoGradGuard no_grad;
+  if (t_skip_random) return t.fill_(0);
   return t.copy_(randn(t.sizes(), TensorOptions(t.dtype()).device(t.device())) * std + mean);
 }
 

@@ -36,8 +36,8 @@ namespace detail {
 
 std::shared_ptr<nn::Module> clone_to(const nn::Module& module, Device device) {
   check_device(device, "replicate");
-  // Cloneable::clone runs reset(), which initialises from the default generator before the values
-  // are overwritten: restore the stream, so that replicating never changes the data drawn next.
+  // Cloneable::clone runs reset() with the initialisers' draws skipped (SkipRandomInitGuard), but a
+  // reset() may draw by itself: restore the stream, so that replicating never changes what is drawn next.
   const std::string rng = default_generator().get_state();
   auto copy = module.clone(device);
   default_generator().set_state(rng);

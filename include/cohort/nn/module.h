@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cohort/core/tensor.h"
+#include "cohort/nn/init.h"
 #include "cohort/nn/ordered_dict.h"
 
 namespace cohort::nn {
@@ -149,7 +150,10 @@ class Cloneable : public Module {
   std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override {
     auto copy = std::make_shared<Derived>(static_cast<const Derived&>(*this));
     copy->clear_registries();
-    copy->reset();
+    {
+      init::SkipRandomInitGuard skip;  // every value is overwritten by copy_state_from
+      copy->reset();
+    }
     copy->copy_state_from(*this);
     if (device) copy->to(*device);
     return copy;
