@@ -25,7 +25,7 @@ int64_t shape_product(const NestedValues& v, Shape& shape, size_t depth, Scalar:
     return 1;
   }
   int64_t n = static_cast<int64_t>(v.children().size());
-  if (depth == shape.size()) shape.push_back(n);
+  if (depth == shape.size()) shape.resize(depth + 1, n);  // not push_back: GCC 12 warns falsely (-Warray-bounds)
   else COHORT_CHECK(shape[depth] == n, "tensor: expected a list of ", shape[depth], " items at depth ", depth, ", got ", n);
   int64_t total = 0;
   for (const auto& c : v.children()) total += shape_product(c, shape, depth + 1, kind);

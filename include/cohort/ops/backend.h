@@ -10,6 +10,7 @@ struct BackendInfo {
   std::string onednn_version;  // "2.6.3"
   std::string cpu_isa;         // the instruction set oneDNN dispatches to: "avx512_core", "avx2", ...
   std::string openmp;          // the OpenMP version the library was built with: "201511"
+  bool winograd = false;       // winograd_available()
 };
 
 BackendInfo backend_info();
@@ -25,8 +26,11 @@ BackendInfo backend_info();
 //   Winograd  Winograd wherever the layer allows it, direct elsewhere.
 // The choice is made per layer shape, so a given model and batch always runs the same code; it is
 // process-wide and may be changed at any time (kernels built for the old choice are not reused).
+// oneDNN 2.6 has Winograd kernels for AVX-512 only: on other CPUs (AVX2) Auto and Winograd compute
+// every layer directly; winograd_available() says which case this machine is.
 enum class ConvAlgorithm { Auto, Direct, Winograd };
 void set_conv_algorithm(ConvAlgorithm algorithm);
 ConvAlgorithm conv_algorithm();
+bool winograd_available();
 
 }  // namespace cohort

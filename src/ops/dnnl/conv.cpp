@@ -12,6 +12,7 @@
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/backend.h"
+#include "cohort/ops/creation.h"
 #include "ops/cpu/conv_kernels.h"
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"
@@ -262,5 +263,22 @@ namespace cohort {
 
 void set_conv_algorithm(ConvAlgorithm algorithm) { kernel::g_algorithm.store(algorithm, std::memory_order_relaxed); }
 ConvAlgorithm conv_algorithm() { return kernel::g_algorithm.load(std::memory_order_relaxed); }
+
+bool winograd_available() {
+  // Asks oneDNN for a Winograd forward of a layer all its Winograd kernels take (3x3, stride 1,
+  // 16 channels); it refuses where it has none for this CPU.
+  static const bool available = [] {
+    kernel::Conv2dParams p;
+    p.pad_lo = p.pad_hi = {1, 1};
+    const Tensor in = empty({1, 16, 8, 8}), weight = empty({16, 16, 3, 3});
+    try {
+      kernel::Geometry(in, weight, in, p, dnnl::algorithm::convolution_winograd).forward_pd(false);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
 
 }  // namespace cohort
