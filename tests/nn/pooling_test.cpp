@@ -1,4 +1,4 @@
-// Pooling: the oneDNN kernels against the plain reference, float64 gradcheck, PyTorch's values
+// Pooling: the kernels against the plain reference loops, float64 gradcheck, PyTorch's values
 // (tests/fixtures/pool_norm.json from tests/fixtures/generate_pool_norm.py), reprs and errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,9 +33,9 @@ double max_diff(const Tensor& a, const Tensor& b) {
   return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
 }
 
-// ---- oneDNN against the plain loops ---------------------------------------------------------
+// ---- the kernels (max: fast loops, avg: oneDNN) against the reference loops ------------------------
 
-TEST(PoolKernels, DnnlMatchesReferenceOnRandomShapes) {
+TEST(PoolKernels, KernelsMatchReferenceOnRandomShapes) {
   std::mt19937 rng(11);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   manual_seed(12);
@@ -67,8 +67,8 @@ TEST(PoolKernels, DnnlMatchesReferenceOnRandomShapes) {
     if (max) {
       Tensor indices = empty(y.sizes(), kInt64);
       Tensor saved = kernel::max_pool2d_forward(y_fast, x, p);
-      EXPECT_EQ(saved.dtype(), kUInt8) << "float32 max pooling should run on oneDNN";
       kernel::max_pool2d_forward_reference(y_ref, indices, x, p);
+      EXPECT_TRUE(equal(saved, indices)) << "argmax";
       kernel::max_pool2d_backward(dx_fast, dy, saved, p);
       kernel::max_pool2d_backward_reference(dx_ref, dy, indices);
     } else {
@@ -81,6 +81,31 @@ TEST(PoolKernels, DnnlMatchesReferenceOnRandomShapes) {
     EXPECT_LT(max_diff(y, y_ref), 1e-5) << "op";
     EXPECT_LT(max_diff(dx_fast, dx_ref), 1e-5) << "backward";
   }
+}
+
+TEST(PoolKernels, MaxLoopsMatchReferenceWithNaNsOddSizesAndStrides) {
+  // The 2x2 / stride 2 body and the general one, on odd sizes (the last row and column unused),
+  // strided input and NaNs (the first NaN of a window wins, its index too).
+  manual_seed(14);
+  for (DType dtype : {kFloat32, kFloat64})
+    for (int k : {2, 3})
+      for (bool strided : {false, true}) {
+        Tensor x = randn({2, 3, 9, 11}, dtype);
+        x.select(3, 4).select(2, 2).fill_(std::nan(""));  // plane (n, c) = (0..1, 2), h 4
+        x.select(3, 5).select(2, 1).fill_(std::nan(""));
+        if (strided) x = testing::make_noncontiguous(x);
+        kernel::Pool2dParams p;
+        p.kernel = {k, k}, p.stride = {2, 2};
+        Tensor y = empty({2, 3, 9 / 2 - (k == 3), 11 / 2 - (k == 3)}, dtype), y_ref = empty(y.sizes(), dtype);
+        Tensor indices = empty(y.sizes(), kInt64);
+        Tensor saved = kernel::max_pool2d_forward(y, x, p);
+        kernel::max_pool2d_forward_reference(y_ref, indices, x, p);
+        SCOPED_TRACE(::testing::Message() << "dtype " << dtype << " kernel " << k << " strided " << strided);
+        EXPECT_TRUE(equal(saved, indices));
+        EXPECT_TRUE(equal(isnan(y), isnan(y_ref)));
+        EXPECT_TRUE(equal(y.masked_fill(isnan(y), 0), y_ref.masked_fill(isnan(y_ref), 0)));
+        EXPECT_GT(isnan(y).sum().item<int64_t>(), 0);
+      }
 }
 
 TEST(PoolKernels, Float32OpMatchesFloat64Op) {

@@ -66,13 +66,7 @@ std::tuple<Tensor, Tensor> max_pool(const MaxPool2dFuncOptions& o, const Tensor&
   Shape out_sizes;
   const auto p = geometry(op, x, input, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode(), out_sizes);
   Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
-  Tensor saved;  // oneDNN's workspace or int64 indices (see pooling_kernels.h)
-  if (want_indices) {
-    saved = detail::make_empty(out_sizes, kInt64, x.device());
-    kernel::max_pool2d_forward_reference(out, saved, x, p);
-  } else {
-    saved = kernel::max_pool2d_forward(out, x, p);
-  }
+  Tensor saved = kernel::max_pool2d_forward(out, x, p);  // the argmax indices
   out = autograd::record("MaxPool2DWithIndicesBackward0", out, {x},
                          [=, x_sizes = x.sizes().vec()](const Tensor& g) {
     Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());

@@ -1,6 +1,7 @@
-// Entry points of the 2-d pooling kernels (oneDNN for float32 in src/ops/dnnl/pooling.cpp, plain
+// Entry points of the 2-d pooling kernels: max pooling in src/ops/cpu/max_pool.cpp (plain loops, every
+// floating dtype), average pooling on oneDNN for float32 in src/ops/dnnl/pooling.cpp, the reference
 // loops for every floating dtype in src/ops/cpu/pooling_reference.cpp; the adaptive pools are plain
-// loops only). Arguments are already checked by src/nn/functional/pooling.cpp; outputs are
+// loops only. Arguments are already checked by src/nn/functional/pooling.cpp; outputs are
 // allocated contiguous; inputs may have any strides.
 // N batch, C channels, H W input, P Q output, kH kW window: in [N, C, H, W], out [N, C, P, Q].
 #pragma once
@@ -19,8 +20,8 @@ struct Pool2dParams {
   bool count_include_pad = true;          // avg pooling only
 };
 
-// Max pooling. `saved` is what the backward needs: the oneDNN workspace (a uint8 tensor) on the
-// float32 path, the argmax indices (int64 [N, C, P, Q], flat h * W + w as PyTorch's) otherwise.
+// Max pooling. Returns what the backward needs: the argmax indices (int64 [N, C, P, Q], flat h * W + w
+// as PyTorch's).
 Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p);
 void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& saved, const Pool2dParams& p);
 void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p);

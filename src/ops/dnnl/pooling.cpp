@@ -1,8 +1,7 @@
-// 2-d float32 max/avg pooling on oneDNN (pooling_v2: dilation for max), forward and backward, on the
-// user's plain nchw buffers. Max pooling runs forward_training and keeps oneDNN's workspace (the
-// argmax, in its own encoding) in a uint8 tensor for the backward. Primitives are cached per shape,
-// per thread and thread count (Note [oneDNN threads] in ops/dnnl/threads.h). N batch, C channels,
-// H W input, P Q output, kH kW window.
+// 2-d float32 average pooling on oneDNN, forward and backward, on the user's plain nchw buffers
+// (max pooling is plain loops: Note [Max pooling loops] in ops/cpu/max_pool.cpp). Primitives are
+// cached per shape, per thread and thread count (Note [oneDNN threads] in ops/dnnl/threads.h).
+// N batch, C channels, H W input, P Q output, kH kW window.
 #include <dnnl.hpp>
 
 #include <array>
@@ -33,7 +32,7 @@ int pool_threads(const Tensor& in, const Tensor& out, const Pool2dParams& p) {
   return dnnl_threads_for(work, kPoolGrain);
 }
 
-enum class Kind : int64_t { MaxForward, MaxBackward, AvgForward, AvgBackward };
+enum class Kind : int64_t { Forward, Backward };
 
 // Right/bottom padding that makes oneDNN's floor formula give PyTorch's output size (ceil_mode
 // adds windows that read past the padding).
@@ -47,51 +46,41 @@ int64_t pad_hi(int64_t in, int64_t out, int64_t span, int64_t stride, int64_t pa
 // objects at its tensors (creating them per call cost as much as a small pooling). The input side
 // `in` is the source (forward) or the source's gradient (backward), `out` likewise.
 struct Prepared {
-  dnnl::pooling_v2_forward::primitive_desc fwd_pd;
   dnnl::primitive prim;
-  memory in, out, workspace;  // workspace: max pooling only
+  memory in, out;
   std::unordered_map<int, memory> args;
 };
 
-Prepared with_memory(Kind kind, dnnl::pooling_v2_forward::primitive_desc fwd, dnnl::primitive prim) {
-  const bool forward = kind == Kind::MaxForward || kind == Kind::AvgForward;
-  const bool max = kind == Kind::MaxForward || kind == Kind::MaxBackward;
-  Prepared p{fwd, std::move(prim), memory(fwd.src_desc(), dnnl_engine(), DNNL_MEMORY_NONE),
-             memory(fwd.dst_desc(), dnnl_engine(), DNNL_MEMORY_NONE), memory(), {}};
-  p.args = forward ? std::unordered_map<int, memory>{{DNNL_ARG_SRC, p.in}, {DNNL_ARG_DST, p.out}}
-                   : std::unordered_map<int, memory>{{DNNL_ARG_DIFF_SRC, p.in}, {DNNL_ARG_DIFF_DST, p.out}};
-  if (max) {
-    p.workspace = memory(fwd.workspace_desc(), dnnl_engine(), DNNL_MEMORY_NONE);
-    p.args.emplace(DNNL_ARG_WORKSPACE, p.workspace);
-  }
+Prepared with_memory(Kind kind, const dnnl::pooling_v2_forward::primitive_desc& fwd, dnnl::primitive prim) {
+  Prepared p{std::move(prim), memory(fwd.src_desc(), dnnl_engine(), DNNL_MEMORY_NONE),
+             memory(fwd.dst_desc(), dnnl_engine(), DNNL_MEMORY_NONE), {}};
+  p.args = kind == Kind::Forward
+               ? std::unordered_map<int, memory>{{DNNL_ARG_SRC, p.in}, {DNNL_ARG_DST, p.out}}
+               : std::unordered_map<int, memory>{{DNNL_ARG_DIFF_SRC, p.in}, {DNNL_ARG_DIFF_DST, p.out}};
   return p;
 }
 
 // Points the memory objects at this call's tensors and runs the primitive.
-void run(Prepared& prep, const Tensor& in, const Tensor& out, const Tensor& workspace = Tensor()) {
+void run(Prepared& prep, const Tensor& in, const Tensor& out) {
   prep.in.set_data_handle(in.data_ptr());
   prep.out.set_data_handle(out.data_ptr());
-  if (workspace.defined()) prep.workspace.set_data_handle(workspace.data_ptr());
   prep.prim.execute(dnnl_stream(), prep.args);
   dnnl_stream().wait();
 }
 
 Prepared prepare(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
-  const bool max = kind == Kind::MaxForward || kind == Kind::MaxBackward;
-  const auto algo = max ? dnnl::algorithm::pooling_max
-                        : p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                              : dnnl::algorithm::pooling_avg_exclude_padding;
+  const auto algo = p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                        : dnnl::algorithm::pooling_avg_exclude_padding;
   memory::desc src({in.size(0), in.size(1), in.size(2), in.size(3)}, kF32, memory::format_tag::nchw);
   memory::desc dst({out.size(0), out.size(1), out.size(2), out.size(3)}, kF32, memory::format_tag::nchw);
-  memory::dims strides{p.stride[0], p.stride[1]}, kernel{p.kernel[0], p.kernel[1]};
-  memory::dims dilation{max ? p.dilation[0] - 1 : 0, max ? p.dilation[1] - 1 : 0};
+  memory::dims strides{p.stride[0], p.stride[1]}, kernel{p.kernel[0], p.kernel[1]}, dilation{0, 0};
   memory::dims lo{p.padding[0], p.padding[1]}, hi(2);
-  for (int d = 0; d < 2; ++d)
-    hi[d] = pad_hi(in.size(2 + d), out.size(2 + d), (dilation[d] + 1) * (kernel[d] - 1) + 1, strides[d], lo[d]);
-  const auto prop = max ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  for (int d = 0; d < 2; ++d) hi[d] = pad_hi(in.size(2 + d), out.size(2 + d), kernel[d], strides[d], lo[d]);
   dnnl::pooling_v2_forward::primitive_desc fwd(
-      dnnl::pooling_v2_forward::desc(prop, algo, src, dst, strides, kernel, dilation, lo, hi), dnnl_engine());
-  if (kind == Kind::MaxForward || kind == Kind::AvgForward) return with_memory(kind, fwd, dnnl::pooling_v2_forward(fwd));
+      dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algo, src, dst, strides, kernel, dilation,
+                                     lo, hi),
+      dnnl_engine());
+  if (kind == Kind::Forward) return with_memory(kind, fwd, dnnl::pooling_v2_forward(fwd));
   dnnl::pooling_v2_backward::primitive_desc bwd(
       dnnl::pooling_v2_backward::desc(algo, src, dst, strides, kernel, dilation, lo, hi), dnnl_engine(), fwd);
   return with_memory(kind, fwd, dnnl::pooling_v2_backward(bwd));
@@ -100,11 +89,11 @@ Prepared prepare(Kind kind, const Tensor& in, const Tensor& out, const Pool2dPar
 // What a pooling primitive is made for (with the thread count, which PrimitiveCache adds). Call with
 // omp_get_max_threads() at the count the primitive should run on.
 Prepared& cached(Kind kind, const Tensor& in, const Tensor& out, const Pool2dParams& p) {
-  thread_local PrimitiveCache<16, Prepared> cache(64);
-  const PrimitiveCache<16, Prepared>::Key key{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2),
+  thread_local PrimitiveCache<14, Prepared> cache(64);
+  const PrimitiveCache<14, Prepared>::Key key{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2),
                                               in.size(3), out.size(2), out.size(3), p.kernel[0], p.kernel[1],
                                               p.stride[0], p.stride[1], p.padding[0], p.padding[1],
-                                              p.dilation[0], p.dilation[1], p.count_include_pad};
+                                              p.count_include_pad};
   return cache.get(key, [&] { return prepare(kind, in, out, p); });
 }
 
@@ -123,37 +112,12 @@ bool use_reference(const Tensor& in, const Tensor& out) {
 
 }  // namespace
 
-Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
-  if (use_reference(in, out)) {
-    Tensor indices = empty(out.sizes(), kInt64);
-    max_pool2d_forward_reference(out, indices, in, p);
-    return indices;
-  }
-  NoGradGuard no_grad;
-  Tensor x = in.contiguous();
-  DnnlThreadsGuard guard(pool_threads(x, out, p));
-  Prepared& prep = cached(Kind::MaxForward, x, out, p);
-  const memory::desc ws_desc = prep.fwd_pd.workspace_desc();
-  Tensor workspace = empty({static_cast<int64_t>(ws_desc.get_size())}, kUInt8);
-  run(prep, x, out, workspace);
-  return workspace;
-}
-
-void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& saved, const Pool2dParams& p) {
-  if (saved.dtype() == kInt64) return max_pool2d_backward_reference(din, dout, saved);
-  NoGradGuard no_grad;
-  Tensor dy = dout.contiguous();
-  DnnlThreadsGuard guard(pool_threads(din, dy, p));
-  Prepared& prep = cached(Kind::MaxBackward, din, dy, p);
-  run(prep, din, dy, saved);
-}
-
 void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
   if (use_reference(in, out) || !avg_matches_pytorch(in, out, p)) return avg_pool2d_forward_reference(out, in, p);
   NoGradGuard no_grad;
   Tensor x = in.contiguous();
   DnnlThreadsGuard guard(pool_threads(x, out, p));
-  Prepared& prep = cached(Kind::AvgForward, x, out, p);
+  Prepared& prep = cached(Kind::Forward, x, out, p);
   run(prep, x, out);
 }
 
@@ -162,7 +126,7 @@ void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dPara
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
   DnnlThreadsGuard guard(pool_threads(din, dy, p));
-  Prepared& prep = cached(Kind::AvgBackward, din, dy, p);
+  Prepared& prep = cached(Kind::Backward, din, dy, p);
   run(prep, din, dy);
 }
 
