@@ -70,7 +70,7 @@ std::tuple<Tensor, Tensor> max_pool(const MaxPool2dFuncOptions& o, const Tensor&
   out = autograd::record("MaxPool2DWithIndicesBackward0", out, {x},
                          [=, x_sizes = x.sizes().vec()](const Tensor& g) {
     Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    kernel::max_pool2d_backward(dx, g, saved, p);
+    kernel::max_pool2d_backward(dx, g, saved);
     return std::vector<Tensor>{dx};
   });
   return {unbatch_like(out, input), want_indices ? unbatch_like(saved, input) : Tensor()};
@@ -138,7 +138,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
   out = autograd::record("AdaptiveMaxPool2DBackward0", out, {x},
                          [indices, x_sizes = x.sizes().vec()](const Tensor& g) {
     Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    kernel::max_pool2d_backward_reference(dx, g, indices);
+    kernel::max_pool2d_backward(dx, g, indices);
     return std::vector<Tensor>{dx};
   });
   return {unbatch_like(out, input), unbatch_like(indices, input)};

@@ -1,7 +1,5 @@
-// Entry points of the 2-d pooling kernels: max pooling in src/ops/cpu/max_pool.cpp (plain loops, every
-// floating dtype), average pooling on oneDNN for float32 in src/ops/dnnl/pooling.cpp, the reference
-// loops for every floating dtype in src/ops/cpu/pooling_reference.cpp; the adaptive pools are plain
-// loops only. Arguments are already checked by src/nn/functional/pooling.cpp; outputs are
+// Entry points of the 2-d pooling kernels, plain loops for every floating dtype: the max pool's forward
+// in src/ops/cpu/max_pool.cpp, everything else in src/ops/cpu/pooling.cpp. Arguments are already checked by src/nn/functional/pooling.cpp; outputs are
 // allocated contiguous; inputs may have any strides.
 // N batch, C channels, H W input, P Q output, kH kW window: in [N, C, H, W], out [N, C, P, Q].
 #pragma once
@@ -23,20 +21,17 @@ struct Pool2dParams {
 // Max pooling. Returns what the backward needs: the argmax indices (int64 [N, C, P, Q], flat h * W + w
 // as PyTorch's).
 Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p);
-void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& saved, const Pool2dParams& p);
+// din = the gradient scattered to the argmax of each window (also the adaptive max pool's backward).
+void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& indices);
 void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p);
 void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dParams& p);
 
-// Plain loops, any floating dtype: the kernels for float64 and the tests' second opinion.
+// The max pool's forward as the plainest loops: the tests' second opinion for max_pool2d_forward.
 void max_pool2d_forward_reference(const Tensor& out, const Tensor& indices, const Tensor& in, const Pool2dParams& p);
-void max_pool2d_backward_reference(const Tensor& din, const Tensor& dout, const Tensor& indices);
-void avg_pool2d_forward_reference(const Tensor& out, const Tensor& in, const Pool2dParams& p);
-void avg_pool2d_backward_reference(const Tensor& din, const Tensor& dout, const Pool2dParams& p);
 
 // Adaptive pools (out [N, C, P, Q] chooses the windows: rows floor(i H / P) to ceil((i + 1) H / P)).
 void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& in);
 void adaptive_avg_pool2d_backward(const Tensor& din, const Tensor& dout);
 void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& in);
-// max_pool2d_backward_reference serves the adaptive max pool too (it only follows the indices).
 
 }  // namespace cohort::kernel
