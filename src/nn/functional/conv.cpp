@@ -27,17 +27,13 @@ Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kern
                           [=, sx = SavedTensor(w_grad ? x : Tensor()), sw = SavedTensor(x_grad ? w : Tensor()),
                            x_sizes = x.sizes().vec(), w_sizes = w.sizes().vec()](const Tensor& g) {
     Tensor dx, dw, db;
-    if (x_grad) {
-      dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-      kernel::conv2d_backward_data(dx, g, sw.unpack(), p);
-    }
+    if (x_grad) dx = detail::make_empty(x_sizes, g.dtype(), g.device());
     if (w_grad) {
       dw = detail::make_empty(w_sizes, g.dtype(), g.device());
       if (b_grad) db = detail::make_empty({w_sizes[0]}, g.dtype(), g.device());
-      kernel::conv2d_backward_weights(dw, db, sx.unpack(), g, p);
-    } else if (b_grad) {
-      db = sum(g, {0, 2, 3});
     }
+    if (x_grad || w_grad) kernel::conv2d_backward(dx, dw, db, g, sx.unpack(), sw.unpack(), p);
+    if (b_grad && !w_grad) db = sum(g, {0, 2, 3});
     return std::vector<Tensor>{dx, dw, db};
   });
 }

@@ -22,11 +22,10 @@ struct Conv2dParams {
 // out = conv(in, weight) + bias (bias may be undefined).
 void conv2d_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
                     const Conv2dParams& p);
-// din = the gradient w.r.t. the input, from dout (the gradient w.r.t. the output).
-void conv2d_backward_data(const Tensor& din, const Tensor& dout, const Tensor& weight, const Conv2dParams& p);
-// dweight (and dbias, when defined) from the input and dout.
-void conv2d_backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& in, const Tensor& dout,
-                             const Conv2dParams& p);
+// From dout (the gradient w.r.t. the output): din, the gradient w.r.t. the input, and dweight (and
+// dbias), each when defined. Both at once share the work on dout (oneDNN: its reorder).
+void conv2d_backward(const Tensor& din, const Tensor& dweight, const Tensor& dbias, const Tensor& dout,
+                     const Tensor& in, const Tensor& weight, const Conv2dParams& p);
 
 // Plain loops, any dtype: the kernels for non-float32 tensors and the tests' second opinion.
 void conv2d_forward_reference(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
