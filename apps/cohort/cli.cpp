@@ -128,8 +128,8 @@ int run_info() {
   std::cout << "cohort " << COHORT_VERSION << "\n"
             << "build:    " << COHORT_BUILD_TYPE << ", " << COHORT_COMPILER << ", C++" << __cplusplus / 100 % 100
             << (COHORT_SANITIZED ? ", AddressSanitizer + UBSan" : "") << "\n"
-            << "oneDNN:   " << backend.onednn_version << " (ISA in use: " << backend.cpu_isa << "; Winograd 3x3 "
-            << (backend.winograd ? "available" : "not available: conv_algorithm() runs every layer directly") << ")\n"
+            << "oneDNN:   " << backend.onednn_version << " (ISA in use: " << backend.cpu_isa << "; Winograd 3x3: "
+            << backend.winograd << "'s kernels)\n"
             << "OpenMP:   " << backend.openmp << "\n"
             << "cores:    " << core_count() << "\n"
             << "threads:  " << get_num_threads() << " intra-op\n"

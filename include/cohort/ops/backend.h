@@ -10,15 +10,15 @@ struct BackendInfo {
   std::string onednn_version;  // "2.6.3"
   std::string cpu_isa;         // the instruction set oneDNN dispatches to: "avx512_core", "avx2", ...
   std::string openmp;          // the OpenMP version the library was built with: "201511"
-  bool winograd = false;       // winograd_available()
+  std::string winograd;        // winograd_implementation()
 };
 
 BackendInfo backend_info();
 
 // The algorithm of float32 convolutions on the CPU (the role of PyTorch's torch.backends flags).
-// Winograd F(4x4, 3x3) needs about a quarter of direct convolution's multiplications, so it is 1.3x
+// Winograd F(4x4, 3x3) needs about a quarter of direct convolution's multiplications, so it is 1.5x
 // to 2x faster on 3x3, stride-1, undilated, ungrouped layers with enough 4x4 output tiles (ResNet's),
-// at the price of a larger rounding error: about 3e-6 of the output's scale instead of 3e-7
+// at the price of a larger rounding error: about 1e-5 of the output's scale instead of 1e-6
 // (bench/conv_algorithms.cpp measures both).
 //   Auto      Winograd where it is faster: 3x3, stride 1, no dilation, no groups and at least 32
 //             output tiles (batch x ceil(H/4) x ceil(W/4)); direct elsewhere. The default.
@@ -26,11 +26,11 @@ BackendInfo backend_info();
 //   Winograd  Winograd wherever the layer allows it, direct elsewhere.
 // The choice is made per layer shape, so a given model and batch always runs the same code; it is
 // process-wide and may be changed at any time (kernels built for the old choice are not reused).
-// oneDNN 2.6 has Winograd kernels for AVX-512 only: on other CPUs (AVX2) Auto and Winograd compute
-// every layer directly; winograd_available() says which case this machine is.
+// Winograd runs on oneDNN's kernels where oneDNN has them (2.6: AVX-512 CPUs) and on cohort's own
+// elsewhere (AVX2); winograd_implementation() says which: "oneDNN" or "cohort".
 enum class ConvAlgorithm { Auto, Direct, Winograd };
 void set_conv_algorithm(ConvAlgorithm algorithm);
 ConvAlgorithm conv_algorithm();
-bool winograd_available();
+std::string winograd_implementation();
 
 }  // namespace cohort

@@ -32,7 +32,7 @@ BackendInfo backend_info() {
   info.onednn_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
   info.cpu_isa = isa_name(dnnl_get_effective_cpu_isa());
   info.openmp = std::to_string(_OPENMP);
-  info.winograd = winograd_available();
+  info.winograd = winograd_implementation();
   return info;
 }
 

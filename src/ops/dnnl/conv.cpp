@@ -17,6 +17,7 @@
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"
 #include "ops/dnnl/threads.h"
+#include "ops/dnnl/winograd.h"
 #include "ops/internal.h"
 
 namespace cohort::kernel {
@@ -32,26 +33,41 @@ enum class Kind : int64_t { Forward, BackwardData, BackwardWeights };
 std::atomic<ConvAlgorithm> g_algorithm{ConvAlgorithm::Auto};
 
 // Note [Winograd convolution]
-// oneDNN 2.6 has Winograd F(4x4, 3x3) for float32 on AVX-512 (forward and both backwards). Measured
-// here against its direct kernel on 3x3 layers (`bench/conv_algorithms.cpp`, forward + backward):
-// 1.7-1.9x faster on ResNet-18's 64- and 128-channel stages at batch 32, 1.5-1.7x on the 256-channel
-// one, 1.2x on its 512-channel 4x4 maps (32 tiles), and slower only with few 4x4 output tiles (batch 4
-// of those maps, 4 tiles: 3x slower). oneDNN's own
-// `convolution_auto` looks at the batch alone (it keeps batch 8 of 56x56 maps on the direct kernel,
-// which is twice as slow there), so the rule is ours: enough tiles. Where oneDNN has no Winograd
-// kernel (an ISA without AVX-512, channel counts it cannot block), creating it fails and the layer
-// stays direct.
+// Winograd F(4x4, 3x3) is faster than direct convolution on 3x3, stride-1 layers with enough 4x4
+// output tiles. Two implementations: oneDNN's (AVX-512 only in 2.6, forward and both backwards,
+// fused), and ours on oneDNN's sgemm (winograd.cpp) everywhere else. Measured against oneDNN's
+// direct kernel (`bench/conv_algorithms.cpp`, forward + backward):
+// - oneDNN's, on AVX-512: 1.7-1.9x faster on ResNet-18's 64- and 128-channel stages at batch 32,
+//   1.5-1.7x on the 256-channel one, 1.2x on its 512-channel 4x4 maps (32 tiles), and slower only
+//   with few tiles (batch 4 of those maps, 4 tiles: 3x slower). oneDNN's own `convolution_auto`
+//   looks at the batch alone (it keeps batch 8 of 56x56 maps on the direct kernel, twice as slow
+//   there), so the rule is ours: at least 32 tiles.
+// - ours, on AVX2 (1 thread, same bench): 1.5-1.8x faster forward and 1.4-2x forward + backward on
+//   ResNet-18's four stages at batch 32 (the 512-channel 4x4 maps included: 32 tiles) and on issue
+//   7's 8x64x56x56 layer; slower with 4 tiles (batch 4 of 4x4 maps: 2x slower), where transforming
+//   the 512 x 512 kernels costs more than the products save. Same rule: at least 32 tiles.
+// Where oneDNN has no Winograd kernel for a layer (channel counts it cannot block), creating it
+// fails and the layer stays direct.
+bool onednn_winograd();
+
 bool winograd_shape(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
-  return weight.size(2) == 3 && weight.size(3) == 3 && p.stride[0] == 1 && p.stride[1] == 1 && p.dilation[0] == 1 &&
-         p.dilation[1] == 1 && p.groups == 1 && in.size(0) > 0 && out.size(2) > 0;
+  return winograd::fits(weight, p) && in.size(0) > 0 && out.size(2) > 0;
 }
 
 dnnl::algorithm choose_algorithm(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
   const ConvAlgorithm want = g_algorithm.load(std::memory_order_relaxed);
-  if (want == ConvAlgorithm::Direct || !winograd_shape(in, weight, out, p)) return dnnl::algorithm::convolution_direct;
-  const int64_t tiles = in.size(0) * ((out.size(2) + 3) / 4) * ((out.size(3) + 3) / 4);
+  if (want == ConvAlgorithm::Direct || !winograd_shape(in, weight, out, p) || !onednn_winograd())
+    return dnnl::algorithm::convolution_direct;
+  const int64_t tiles = winograd::tile_count(in.size(0), out.size(2), out.size(3));
   if (want == ConvAlgorithm::Auto && tiles < 32) return dnnl::algorithm::convolution_direct;
   return dnnl::algorithm::convolution_winograd;
+}
+
+// Whether the layer (batch x out) runs on our Winograd rather than on a oneDNN primitive.
+bool own_winograd(int64_t batch, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
+  const ConvAlgorithm want = g_algorithm.load(std::memory_order_relaxed);
+  if (want == ConvAlgorithm::Direct || onednn_winograd() || !winograd::fits(weight, p)) return false;
+  return want == ConvAlgorithm::Winograd || winograd::tile_count(batch, out.size(2), out.size(3)) >= 32;
 }
 
 // The convolution's geometry as oneDNN wants it (its dilation is PyTorch's minus one).
@@ -90,6 +106,25 @@ struct Geometry {
     return {d, dnnl_engine()};
   }
 };
+
+// Whether oneDNN has a Winograd kernel for this CPU.
+bool onednn_winograd() {
+  // Asks oneDNN for a Winograd forward of a layer all its Winograd kernels take (3x3, stride 1,
+  // 16 channels); it refuses where it has none for this CPU.
+  static const bool available = [] {
+    Conv2dParams p;
+    p.pad_lo = p.pad_hi = {1, 1};
+    const Tensor in = empty({1, 16, 8, 8}), weight = empty({16, 16, 3, 3});
+    try {
+      Geometry(in, weight, in, p, dnnl::algorithm::convolution_winograd).forward_pd(false);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
 
 // One argument of a primitive: the user's plain layout, the primitive's layout, and the reorder
 // between them when they differ (user -> primitive for inputs, primitive -> user for outputs).
@@ -249,6 +284,7 @@ void conv2d_forward(const Tensor& out, const Tensor& in, const Tensor& weight, c
   NoGradGuard no_grad;  // contiguous() copies below are scratch
   Tensor x = in.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   DnnlThreadsGuard threads(conv_threads(w, out));
+  if (own_winograd(x.size(0), w, out, p)) return winograd::forward(out, x, w, b, p);
   Prepared& prep = cached(Kind::Forward, x, w, out, b.defined(), p);
   std::vector<void*> buffers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   if (b.defined()) buffers.push_back(b.data_ptr());
@@ -267,6 +303,11 @@ void conv2d_backward(const Tensor& din, const Tensor& dweight, const Tensor& dbi
   NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
   DnnlThreadsGuard threads(conv_threads(some_weight, dy));
+  if (own_winograd(dy.size(0), some_weight, dy, p)) {
+    if (din.defined()) winograd::backward_data(din, dy, weight.contiguous(), p);
+    if (dweight.defined()) winograd::backward_weights(dweight, dbias, in.contiguous(), dy, p);
+    return;
+  }
   Staged staged;  // diff_dst in the primitives' layout, reordered once for both
   if (din.defined()) {
     Tensor w = weight.contiguous();
@@ -288,21 +329,6 @@ namespace cohort {
 void set_conv_algorithm(ConvAlgorithm algorithm) { kernel::g_algorithm.store(algorithm, std::memory_order_relaxed); }
 ConvAlgorithm conv_algorithm() { return kernel::g_algorithm.load(std::memory_order_relaxed); }
 
-bool winograd_available() {
-  // Asks oneDNN for a Winograd forward of a layer all its Winograd kernels take (3x3, stride 1,
-  // 16 channels); it refuses where it has none for this CPU.
-  static const bool available = [] {
-    kernel::Conv2dParams p;
-    p.pad_lo = p.pad_hi = {1, 1};
-    const Tensor in = empty({1, 16, 8, 8}), weight = empty({16, 16, 3, 3});
-    try {
-      kernel::Geometry(in, weight, in, p, dnnl::algorithm::convolution_winograd).forward_pd(false);
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return available;
-}
+std::string winograd_implementation() { return kernel::onednn_winograd() ? "oneDNN" : "cohort"; }
 
 }  // namespace cohort
