@@ -19,12 +19,13 @@ namespace {
 struct Case {
   int64_t N, C, O, H, W;
   std::array<int64_t, 2> pad_lo, pad_hi;
+  int64_t groups = 1;
 };
 
 std::string describe(const Case& c) {
   std::ostringstream s;
   s << "N " << c.N << " C " << c.C << " O " << c.O << " H " << c.H << " W " << c.W << " pad (" << c.pad_lo[0] << ", "
-    << c.pad_lo[1] << ") (" << c.pad_hi[0] << ", " << c.pad_hi[1] << ")";
+    << c.pad_lo[1] << ") (" << c.pad_hi[0] << ", " << c.pad_hi[1] << ") groups " << c.groups;
   return s.str();
 }
 
@@ -49,12 +50,15 @@ const std::vector<Case> kCases = {
     {2, 2, 3, 9, 7, {0, 1}, {1, 0}},    // "same" for an even split
     {6, 4, 4, 34, 34, {1, 1}, {1, 1}},  // 486 tiles: several blocks on one thread
     {2, 24, 40, 12, 12, {1, 1}, {1, 1}},
+    {2, 6, 9, 7, 10, {1, 1}, {1, 1}, 3},  // groups: 2 -> 3 channels each
+    {3, 12, 12, 9, 9, {2, 1}, {0, 1}, 12},  // depthwise
 };
 
 kernel::Conv2dParams params(const Case& c) {
   kernel::Conv2dParams p;
   p.pad_lo = c.pad_lo;
   p.pad_hi = c.pad_hi;
+  p.groups = c.groups;
   return p;
 }
 
@@ -65,7 +69,7 @@ TEST(OwnWinograd, ForwardAndBothBackwardsMatchFloat64) {
     for (const Case& c : kCases) {
       const kernel::Conv2dParams p = params(c);
       const int64_t P = c.H + c.pad_lo[0] + c.pad_hi[0] - 2, Q = c.W + c.pad_lo[1] + c.pad_hi[1] - 2;
-      Tensor x = randn({c.N, c.C, c.H, c.W}), w = randn({c.O, c.C, 3, 3}), b = randn({c.O});
+      Tensor x = randn({c.N, c.C, c.H, c.W}), w = randn({c.O, c.C / c.groups, 3, 3}), b = randn({c.O});
       Tensor dy = randn({c.N, c.O, P, Q});
       Tensor x64 = x.to(kFloat64), w64 = w.to(kFloat64), dy64 = dy.to(kFloat64);
       const std::string what = describe(c) + ", threads " + std::to_string(threads);
@@ -80,8 +84,8 @@ TEST(OwnWinograd, ForwardAndBothBackwardsMatchFloat64) {
       kernel::conv2d_backward_data_reference(dx64, dy64, w64, p);
       EXPECT_LT(relative_error(dx, dx64), 2e-6 * c.O + 1e-6) << "backward data, " << what;
 
-      Tensor dw = empty({c.O, c.C, 3, 3}), db = empty({c.O});
-      Tensor dw64 = empty({c.O, c.C, 3, 3}, kFloat64), db64 = empty({c.O}, kFloat64);
+      Tensor dw = empty({c.O, c.C / c.groups, 3, 3}), db = empty({c.O});
+      Tensor dw64 = empty({c.O, c.C / c.groups, 3, 3}, kFloat64), db64 = empty({c.O}, kFloat64);
       kernel::winograd::backward_weights(dw, db, x, dy, p);
       kernel::conv2d_backward_weights_reference(dw64, db64, x64, dy64, p);
       EXPECT_LT(relative_error(dw, dw64), 1e-5) << "backward weights, " << what;
@@ -103,7 +107,7 @@ TEST(OwnWinograd, SameThreadsSameBits) {
   EXPECT_TRUE(equal(first, second));
 }
 
-TEST(OwnWinograd, FitsOnly3x3Stride1Undilated) {
+TEST(OwnWinograd, Fits3x3Stride1UndilatedWithAnyGroups) {
   kernel::Conv2dParams p;
   const Tensor w3 = empty({4, 4, 3, 3}), w5 = empty({4, 4, 5, 5});
   EXPECT_TRUE(kernel::winograd::fits(w3, p));
@@ -115,7 +119,7 @@ TEST(OwnWinograd, FitsOnly3x3Stride1Undilated) {
   EXPECT_FALSE(kernel::winograd::fits(w3, p));
   p.dilation = {1, 1};
   p.groups = 2;
-  EXPECT_FALSE(kernel::winograd::fits(empty({4, 2, 3, 3}), p));
+  EXPECT_TRUE(kernel::winograd::fits(empty({4, 2, 3, 3}), p));
   EXPECT_EQ(kernel::winograd::tile_count(2, 5, 8), 2 * 2 * 2);
 }
 

@@ -23,7 +23,8 @@ BackendInfo backend_info();
 //   Auto      Winograd where it is faster: 3x3, stride 1, no dilation, no groups and at least 32
 //             output tiles (batch x ceil(H/4) x ceil(W/4)); direct elsewhere. The default.
 //   Direct    always direct (the most accurate; PyTorch 1.13's CPU choice).
-//   Winograd  Winograd wherever the layer allows it, direct elsewhere.
+//   Winograd  Winograd wherever the layer allows it (3x3, stride 1, no dilation; with cohort's
+//             kernels grouped layers too), direct elsewhere.
 // The choice is made per layer shape, so a given model and batch always runs the same code; it is
 // process-wide and may be changed at any time (kernels built for the old choice are not reused).
 // Winograd runs on oneDNN's kernels where oneDNN has them (2.6: AVX-512 CPUs) and on cohort's own

@@ -45,13 +45,16 @@ std::atomic<ConvAlgorithm> g_algorithm{ConvAlgorithm::Auto};
 // - ours, on AVX2 (1 thread, same bench): 1.5-1.8x faster forward and 1.4-2x forward + backward on
 //   ResNet-18's four stages at batch 32 (the 512-channel 4x4 maps included: 32 tiles) and on issue
 //   7's 8x64x56x56 layer; slower with 4 tiles (batch 4 of 4x4 maps: 2x slower), where transforming
-//   the 512 x 512 kernels costs more than the products save. Same rule: at least 32 tiles.
+//   the 512 x 512 kernels costs more than the products save. Same rule: at least 32 tiles. Not for
+//   grouped layers: the seeds' groups=12 bottleneck (32 channels a group, 14x14, batch 8) ran 2x
+//   slower than direct, its transforms (which cost the same whatever the channels a group) taking
+//   60% of the time; ConvAlgorithm::Winograd still runs them on it.
 // Where oneDNN has no Winograd kernel for a layer (channel counts it cannot block), creating it
 // fails and the layer stays direct.
 bool onednn_winograd();
 
 bool winograd_shape(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
-  return winograd::fits(weight, p) && in.size(0) > 0 && out.size(2) > 0;
+  return winograd::fits(weight, p) && p.groups == 1 && in.size(0) > 0 && out.size(2) > 0;
 }
 
 dnnl::algorithm choose_algorithm(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
@@ -67,7 +70,8 @@ dnnl::algorithm choose_algorithm(const Tensor& in, const Tensor& weight, const T
 bool own_winograd(int64_t batch, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
   const ConvAlgorithm want = g_algorithm.load(std::memory_order_relaxed);
   if (want == ConvAlgorithm::Direct || onednn_winograd() || !winograd::fits(weight, p)) return false;
-  return want == ConvAlgorithm::Winograd || winograd::tile_count(batch, out.size(2), out.size(3)) >= 32;
+  if (want == ConvAlgorithm::Winograd) return true;
+  return p.groups == 1 && winograd::tile_count(batch, out.size(2), out.size(3)) >= 32;
 }
 
 // The convolution's geometry as oneDNN wants it (its dilation is PyTorch's minus one).

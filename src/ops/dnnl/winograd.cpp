@@ -213,12 +213,13 @@ COHORT_ALWAYS_INLINE void apply_gt(const float* __restrict x0, const float* __re
 constexpr int64_t kKernelChunk = 128;
 
 // U = G g G^T for a rows x cols grid of kernels: kernel (r, c) is read from
-// g + (r * g_row + c * g_col) * 9 (turned by 180 degrees when `rotate`: the backward data pass's
-// kernels), and point xi of its transform written to u[xi * rows * cols + r * cols + c], so that each
-// point's kernels form a rows x cols matrix.
+// g + ((r / group_rows) * group_stride + (r % group_rows) * g_row + c * g_col) * 9 (turned by 180
+// degrees when `rotate`: the backward data pass's kernels), and point xi of its transform written to
+// u[xi * rows * cols + r * cols + c], so that each point's kernels form a rows x cols matrix.
 struct KernelLayout {
   int64_t rows, cols;
   int64_t g_row, g_col;
+  int64_t group_rows, group_stride;
 };
 
 COHORT_ISA_CLONES void transform_kernels(const float* g, const KernelLayout& layout, bool rotate, float* u) {
@@ -228,7 +229,8 @@ COHORT_ISA_CLONES void transform_kernels(const float* g, const KernelLayout& lay
     const int64_t n = std::min(kKernelChunk, count - k0);
     for (int64_t k = 0; k < n; ++k) {
       const int64_t r = (k0 + k) / layout.cols, c = (k0 + k) % layout.cols;
-      const float* kernel = g + (r * layout.g_row + c * layout.g_col) * 9;
+      const int64_t group = r / layout.group_rows, row = r % layout.group_rows;
+      const float* kernel = g + (group * layout.group_stride + row * layout.g_row + c * layout.g_col) * 9;
       for (int64_t i = 0; i < 9; ++i) w[i][k] = kernel[rotate ? 8 - i : i];
     }
     for (int64_t b = 0; b < 3; ++b)  // G g: down each column of g
@@ -261,15 +263,19 @@ COHORT_ISA_CLONES void untransform_kernels(const float* du, int64_t count, float
 // Where the tiles of a pass read and write. The pass computes, for every written plane o,
 // out[y][x] = sum over read planes c and i, j < 3 of read[c][y + top + i][x + left + j] * K[o][c][i][j]
 // (the tiles cover the written planes, the read planes are only read).
+// With groups, written plane o of group o / (O / G) reads only that group's C / G planes.
 struct Geometry {
   int64_t N;
   int64_t C, H, W;  // read planes per image and their size
   int64_t O, P, Q;  // written (or, for the weights' gradient, gradient) planes and their size
   int64_t top, left;
+  int64_t G, Cg, Og;  // groups, read and written planes per group
   int64_t tiles_h, tiles_w, tiles;
   Geometry(int64_t N_, int64_t C_, int64_t H_, int64_t W_, int64_t O_, int64_t P_, int64_t Q_, int64_t top_,
-           int64_t left_)
-      : N(N_), C(C_), H(H_), W(W_), O(O_), P(P_), Q(Q_), top(top_), left(left_) {
+           int64_t left_, int64_t groups)
+      : N(N_), C(C_), H(H_), W(W_), O(O_), P(P_), Q(Q_), top(top_), left(left_), G(groups) {
+    Cg = C / G;
+    Og = O / G;
     tiles_h = (P + 3) / 4;
     tiles_w = (Q + 3) / 4;
     tiles = N * tiles_h * tiles_w;
@@ -296,7 +302,7 @@ void for_each_run(const Geometry& g, int64_t t0, int64_t t1, F&& f) {
 int64_t block_tiles(const Geometry& g, int threads) {
   constexpr int64_t kBlockBytes = 1 << 20;
   const int64_t cached = kBlockBytes / (kPoints * static_cast<int64_t>(sizeof(float)) * (g.C + g.O));
-  const int64_t balanced = g.C * g.O / (g.C + g.O);
+  const int64_t balanced = g.C * g.Og / (g.C + g.O);  // U holds O x C / G floats a point
   const int64_t tiles = std::clamp<int64_t>(std::max(cached, balanced) / 8 * 8, 16, 256);
   return std::max<int64_t>(1, std::min(tiles, (g.tiles + threads - 1) / threads));
 }
@@ -323,7 +329,7 @@ void sgemm(char ta, char tb, int64_t M, int64_t N, int64_t K, const float* A, in
   COHORT_ASSERT(status == dnnl_success);
 }
 
-// out (N x O planes) from the read planes and the transformed kernels u ([36][O][C]).
+// out (N x O planes) from the read planes and the transformed kernels u ([36][O][C / G]).
 void convolve(const Geometry& g, const float* in, const float* u, const float* bias, float* out, Device device) {
   const int64_t tb = block_tiles(g, omp_get_max_threads());
   const int64_t blocks = (g.tiles + tb - 1) / tb;
@@ -343,7 +349,9 @@ void convolve(const Geometry& g, const float* in, const float* u, const float* b
                       v + c * tb + offset, g.C * tb, scratch);
       });
       for (int64_t xi = 0; xi < kPoints; ++xi)
-        sgemm('N', 'N', g.O, t1 - t0, g.C, u + xi * g.O * g.C, g.C, v + xi * g.C * tb, tb, 0.f, m + xi * g.O * tb, tb);
+        for (int64_t group = 0; group < g.G; ++group)
+          sgemm('N', 'N', g.Og, t1 - t0, g.Cg, u + (xi * g.O + group * g.Og) * g.Cg, g.Cg,
+                v + (xi * g.C + group * g.Cg) * tb, tb, 0.f, m + (xi * g.O + group * g.Og) * tb, tb);
       for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
         for (int64_t o = 0; o < g.O; ++o)
           output_tiles(m + o * tb + offset, g.O * tb, count, bias ? bias[o] : 0.f, out + (n * g.O + o) * g.P * g.Q, g.P,
@@ -353,11 +361,13 @@ void convolve(const Geometry& g, const float* in, const float* u, const float* b
   });
 }
 
-Tensor transformed_kernels(const Tensor& weight, bool for_data) {
-  const int64_t O = weight.size(0), C = weight.size(1);
-  Tensor u = detail::make_empty({kPoints, O * C}, kFloat32, weight.device());
-  // Forward: [36][O][C] from weight[o][c]. Backward data: [36][C][O] from weight[o][c] rotated.
-  const KernelLayout layout = for_data ? KernelLayout{C, O, 1, C} : KernelLayout{O, C, C, 1};
+Tensor transformed_kernels(const Tensor& weight, int64_t groups, bool for_data) {
+  const int64_t O = weight.size(0), Cg = weight.size(1), Og = O / groups;
+  Tensor u = detail::make_empty({kPoints, O * Cg}, kFloat32, weight.device());
+  // Forward: [36][O][C / G] from weight[o][c]. Backward data: [36][C][O / G] from weight[o][c]
+  // rotated, where row c of group c / (C / G) reads the kernels of that group's outputs.
+  const KernelLayout layout = for_data ? KernelLayout{Cg * groups, Og, 1, Cg, Cg, Og * Cg}
+                                       : KernelLayout{O, Cg, Cg, 1, O, 0};
   transform_kernels(weight.data_ptr<float>(), layout, for_data, u.data_ptr<float>());
   return u;
 }
@@ -366,15 +376,15 @@ Tensor transformed_kernels(const Tensor& weight, bool for_data) {
 
 bool fits(const Tensor& weight, const Conv2dParams& p) {
   return weight.dim() == 4 && weight.size(2) == 3 && weight.size(3) == 3 && p.stride[0] == 1 && p.stride[1] == 1 &&
-         p.dilation[0] == 1 && p.dilation[1] == 1 && p.groups == 1;
+         p.dilation[0] == 1 && p.dilation[1] == 1;
 }
 
 int64_t tile_count(int64_t N, int64_t P, int64_t Q) { return N * ((P + 3) / 4) * ((Q + 3) / 4); }
 
 void forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias, const Conv2dParams& p) {
   const Geometry g(in.size(0), in.size(1), in.size(2), in.size(3), out.size(1), out.size(2), out.size(3), -p.pad_lo[0],
-                   -p.pad_lo[1]);
-  const Tensor u = transformed_kernels(weight, false);
+                   -p.pad_lo[1], p.groups);
+  const Tensor u = transformed_kernels(weight, p.groups, false);
   convolve(g, in.data_ptr<float>(), u.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
            out.data_ptr<float>(), out.device());
 }
@@ -382,18 +392,18 @@ void forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Te
 void backward_data(const Tensor& din, const Tensor& dout, const Tensor& weight, const Conv2dParams& p) {
   // din[y][x] = sum dout[y + pad - 2 + i][x + pad - 2 + j] * rotated kernel[i][j] (Note [Own Winograd]).
   const Geometry g(dout.size(0), dout.size(1), dout.size(2), dout.size(3), din.size(1), din.size(2), din.size(3),
-                   p.pad_lo[0] - 2, p.pad_lo[1] - 2);
-  const Tensor u = transformed_kernels(weight, true);
+                   p.pad_lo[0] - 2, p.pad_lo[1] - 2, p.groups);
+  const Tensor u = transformed_kernels(weight, p.groups, true);
   convolve(g, dout.data_ptr<float>(), u.data_ptr<float>(), nullptr, din.data_ptr<float>(), din.device());
 }
 
 void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& in, const Tensor& dout,
                       const Conv2dParams& p) {
   const Geometry g(in.size(0), in.size(1), in.size(2), in.size(3), dout.size(1), dout.size(2), dout.size(3),
-                   -p.pad_lo[0], -p.pad_lo[1]);
+                   -p.pad_lo[0], -p.pad_lo[1], p.groups);
   const int64_t tb = block_tiles(g, omp_get_max_threads());
   const int64_t blocks = (g.tiles + tb - 1) / tb;
-  const int64_t sums = kPoints * g.O * g.C;  // one thread's dU
+  const int64_t sums = kPoints * g.O * g.Cg;  // one thread's dU
   const int64_t per_thread = sums + kPoints * (g.C + g.O) * tb + row_scratch(std::max(g.tiles_w, int64_t{1}));
   const int64_t team = std::min<int64_t>(omp_get_max_threads(), blocks);
   Tensor buffer = detail::make_empty({team * per_thread}, kFloat32, dweight.device());
@@ -415,8 +425,10 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
                             g.O * tb, scratch);
       });
       for (int64_t xi = 0; xi < kPoints; ++xi)
-        sgemm('N', 'T', g.O, g.C, t1 - t0, m + xi * g.O * tb, tb, v + xi * g.C * tb, tb, b == b0 ? 0.f : 1.f,
-              du + xi * g.O * g.C, g.C);
+        for (int64_t group = 0; group < g.G; ++group)
+          sgemm('N', 'T', g.Og, g.Cg, t1 - t0, m + (xi * g.O + group * g.Og) * tb, tb,
+                v + (xi * g.C + group * g.Cg) * tb, tb, b == b0 ? 0.f : 1.f, du + (xi * g.O + group * g.Og) * g.Cg,
+                g.Cg);
     }
   });
   // The threads' sums, added in thread order (the result depends on the team size, not on timing).
@@ -424,7 +436,7 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
     const float* part = base + t * per_thread;
     for (int64_t i = 0; i < sums; ++i) base[i] += part[i];
   }
-  untransform_kernels(base, g.O * g.C, dweight.data_ptr<float>());
+  untransform_kernels(base, g.O * g.Cg, dweight.data_ptr<float>());
   if (dbias.defined()) {
     float* db = dbias.data_ptr<float>();
     const int64_t plane = g.P * g.Q;

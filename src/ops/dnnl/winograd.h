@@ -7,8 +7,8 @@
 
 namespace cohort::kernel::winograd {
 
-// Whether the layer is one Winograd F(4x4, 3x3) computes: a 3x3 kernel, stride 1, no dilation, no
-// groups. Any padding (it only moves where the tiles read).
+// Whether the layer is one Winograd F(4x4, 3x3) computes: a 3x3 kernel, stride 1, no dilation. Any
+// padding (it only moves where the tiles read), any groups (a product per group).
 bool fits(const Tensor& weight, const Conv2dParams& p);
 
 // The number of 4x4 output tiles of an output of N x P x Q pixels (per channel).
