@@ -136,8 +136,8 @@ std::vector<Tensor> conv_and_grads(const Tensor& x, const Tensor& w, DType dtype
 
 TEST(ConvAlgorithm, WinogradAndDirectBothMatchFloat64) {
   manual_seed(5);
-  // 3x3, stride 1, 16 channels, 2 x 4 x 4 = 32 tiles of 4x4: Auto picks Winograd.
-  Tensor x = randn({2, 16, 16, 16}), w = randn({16, 16, 3, 3}) / 12.0;
+  // 3x3, stride 1, 64 channels, 2 x 4 x 4 = 32 tiles of 4x4: Auto picks Winograd.
+  Tensor x = randn({2, 64, 16, 16}), w = randn({64, 64, 3, 3}) / 24.0;
   const std::vector<Tensor> exact = conv_and_grads(x, w, kFloat64);
   std::vector<Tensor> got[3];
   const ConvAlgorithm algorithms[3] = {ConvAlgorithm::Direct, ConvAlgorithm::Winograd, ConvAlgorithm::Auto};
@@ -172,12 +172,17 @@ TEST(ConvAlgorithm, AutoStaysDirectWhereWinogradDoesNotPay) {
     Tensor x, w;
     F::Conv2dFuncOptions opts;
   };
-  const std::vector<Case> cases = {
-      {"8 tiles", randn({2, 16, 8, 8}), randn({16, 16, 3, 3}), F::Conv2dFuncOptions().padding(1)},
+  std::vector<Case> cases = {
+      {"8 tiles", randn({2, 64, 8, 8}), randn({64, 64, 3, 3}), F::Conv2dFuncOptions().padding(1)},
       {"stride 2", randn({8, 16, 32, 32}), randn({16, 16, 3, 3}), F::Conv2dFuncOptions().padding(1).stride(2)},
       {"groups", randn({8, 16, 32, 32}), randn({16, 8, 3, 3}), F::Conv2dFuncOptions().padding(1).groups(2)},
       {"5x5", randn({8, 16, 32, 32}), randn({16, 16, 5, 5}), F::Conv2dFuncOptions().padding(2)},
   };
+  // cohort's own Winograd also wants channels and whole tiles (Note [Winograd convolution]).
+  if (winograd_implementation() == "cohort") {
+    cases.push_back({"32 channels", randn({8, 32, 32, 32}), randn({32, 32, 3, 3}), F::Conv2dFuncOptions().padding(1)});
+    cases.push_back({"14x14", randn({8, 64, 14, 14}), randn({64, 64, 3, 3}), F::Conv2dFuncOptions().padding(1)});
+  }
   for (const Case& c : cases) {
     Tensor direct, automatic;
     {

@@ -21,7 +21,9 @@ BackendInfo backend_info();
 // at the price of a larger rounding error: about 1e-5 of the output's scale instead of 1e-6
 // (bench/conv_algorithms.cpp measures both).
 //   Auto      Winograd where it is faster: 3x3, stride 1, no dilation, no groups and at least 32
-//             output tiles (batch x ceil(H/4) x ceil(W/4)); direct elsewhere. The default.
+//             output tiles (batch x ceil(H/4) x ceil(W/4)); with cohort's kernels also at least 64
+//             input and output channels and output sides that are multiples of 4. Direct
+//             elsewhere. The default.
 //   Direct    always direct (the most accurate; PyTorch 1.13's CPU choice).
 //   Winograd  Winograd wherever the layer allows it (3x3, stride 1, no dilation; with cohort's
 //             kernels grouped layers too), direct elsewhere.

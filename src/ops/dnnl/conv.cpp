@@ -4,6 +4,7 @@
 // N batch, C/O in/out channels, G groups, H W input, P Q output, kH kW kernel.
 #include <dnnl.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
@@ -44,11 +45,15 @@ std::atomic<ConvAlgorithm> g_algorithm{ConvAlgorithm::Auto};
 //   there), so the rule is ours: at least 32 tiles.
 // - ours, on AVX2 (1 thread, same bench): 1.5-1.8x faster forward and 1.4-2x forward + backward on
 //   ResNet-18's four stages at batch 32 (the 512-channel 4x4 maps included: 32 tiles) and on issue
-//   7's 8x64x56x56 layer; slower with 4 tiles (batch 4 of 4x4 maps: 2x slower), where transforming
-//   the 512 x 512 kernels costs more than the products save. Same rule: at least 32 tiles. Not for
-//   grouped layers: the seeds' groups=12 bottleneck (32 channels a group, 14x14, batch 8) ran 2x
-//   slower than direct, its transforms (which cost the same whatever the channels a group) taking
-//   60% of the time; ConvAlgorithm::Winograd still runs them on it.
+//   7's 8x64x56x56 layer. Its transforms cost per tile what they cost whatever the channels, and
+//   more per tile on short rows of tiles, so it loses with few channels and on sizes that are not a
+//   multiple of 4 (the partial tiles are computed whole): forward + backward at batch 8, 14x14,
+//   32 channels 1.5x slower (the seeds' 12 serial branches), 64 channels 1.15x slower; at batch 32,
+//   7x7, 128 channels 1.4x slower; and with 4 tiles (batch 4 of 4x4 maps, 512 channels: 2x slower,
+//   transforming the 512 x 512 kernels costs more than the products save). Rule: at least 32
+//   tiles, 64 input and output channels, an output whose sides are multiples of 4, no groups (the
+//   seeds' groups=12 bottleneck, 32 channels a group, ran 2x slower; ConvAlgorithm::Winograd still
+//   runs grouped layers on it).
 // Where oneDNN has no Winograd kernel for a layer (channel counts it cannot block), creating it
 // fails and the layer stays direct.
 bool onednn_winograd();
@@ -71,7 +76,9 @@ bool own_winograd(int64_t batch, const Tensor& weight, const Tensor& out, const 
   const ConvAlgorithm want = g_algorithm.load(std::memory_order_relaxed);
   if (want == ConvAlgorithm::Direct || onednn_winograd() || !winograd::fits(weight, p)) return false;
   if (want == ConvAlgorithm::Winograd) return true;
-  return p.groups == 1 && winograd::tile_count(batch, out.size(2), out.size(3)) >= 32;
+  const int64_t P = out.size(2), Q = out.size(3);
+  return p.groups == 1 && std::min(weight.size(0), weight.size(1)) >= 64 && P % 4 == 0 && Q % 4 == 0 &&
+         winograd::tile_count(batch, P, Q) >= 32;
 }
 
 // The convolution's geometry as oneDNN wants it (its dilation is PyTorch's minus one).
