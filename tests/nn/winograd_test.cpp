@@ -50,6 +50,7 @@ const std::vector<Case> kCases = {
     {2, 2, 3, 9, 7, {0, 1}, {1, 0}},    // "same" for an even split
     {6, 4, 4, 34, 34, {1, 1}, {1, 1}},  // 486 tiles: several blocks on one thread
     {2, 24, 40, 12, 12, {1, 1}, {1, 1}},
+    {2, 64, 64, 32, 32, {1, 1}, {1, 1}},  // ResNet-18's first stage: blocks across images
     {2, 6, 9, 7, 10, {1, 1}, {1, 1}, 3},  // groups: 2 -> 3 channels each
     {3, 12, 12, 9, 9, {2, 1}, {0, 1}, 12},  // depthwise
 };

@@ -107,27 +107,35 @@ COHORT_ALWAYS_INLINE void split_phases(const float* __restrict row, int64_t tile
 // Scratch floats a thread needs for the per-row work of n tiles (the largest of the three below).
 int64_t row_scratch(int64_t n) { return 64 * n + 16; }
 
-// V = B^T d B for the n tiles of one plane whose windows start at (y0, x0), 4 columns apart; point
-// xi of tile j goes to v[xi * xi_stride + j].
+// V = B^T d B for the n tiles of one H x W plane whose windows start at (y0, x0), 4 columns apart;
+// point xi of tile j goes to v[xi * xi_stride + j]. First down the columns (B^T combines the
+// window's 6 rows): contiguous rows straight from the plane, one long vector loop, zeros where the
+// windows hang over its edges; then along each of the 6 resulting rows, split into its 4 phases.
 COHORT_ISA_CLONES void input_tiles(const float* plane, int64_t H, int64_t W, int64_t y0, int64_t x0, int64_t n,
                                    float* v, int64_t xi_stride, float* scratch) {
   const int64_t m = n + 1;  // phases cover one more tile: windows reach 2 columns into the next
-  float* row = scratch;     // 4 m
-  float* ph = row + 4 * m;  // 4 m
-  float* u = ph + 4 * m;    // [6 rows][6 points][n]
+  const int64_t len = 4 * m;
+  float* t = scratch;            // [6][len]: B^T applied down the columns
+  float* ph = t + 6 * len;       // [4][m]
+  float* zeros = ph + 4 * m;     // [len]
+  const int64_t lo = std::clamp<int64_t>(-x0, 0, len), hi = std::clamp<int64_t>(W - x0, 0, len);
+  std::fill(zeros, zeros + len, 0.f);
+  const float* rows[6];
   for (int64_t r = 0; r < 6; ++r) {
-    padded_row(plane, H, W, y0 + r, x0, 4 * m, row);
-    split_phases(row, m, ph);
-    float* ur = u + r * 6 * n;
-    apply_bt(ph, ph + m, ph + 2 * m, ph + 3 * m, ph + 1, ph + m + 1, ur, ur + n, ur + 2 * n, ur + 3 * n, ur + 4 * n,
-             ur + 5 * n, n);
+    const int64_t y = y0 + r;
+    rows[r] = (y < 0 || y >= H) ? zeros : plane + y * W + x0;  // valid at [lo, hi)
   }
-  for (int64_t l = 0; l < 6; ++l) {
-    const float* ul = u + l * n;
-    float* vl = v + l * xi_stride;
-    const int64_t s = 6 * n, k = 6 * xi_stride;
-    apply_bt(ul, ul + s, ul + 2 * s, ul + 3 * s, ul + 4 * s, ul + 5 * s, vl, vl + k, vl + 2 * k, vl + 3 * k,
-             vl + 4 * k, vl + 5 * k, n);
+  for (int64_t k = 0; k < 6; ++k) {
+    std::fill(t + k * len, t + k * len + lo, 0.f);
+    std::fill(t + k * len + hi, t + (k + 1) * len, 0.f);
+  }
+  apply_bt(rows[0] + lo, rows[1] + lo, rows[2] + lo, rows[3] + lo, rows[4] + lo, rows[5] + lo, t + lo, t + len + lo,
+           t + 2 * len + lo, t + 3 * len + lo, t + 4 * len + lo, t + 5 * len + lo, hi - lo);
+  for (int64_t k = 0; k < 6; ++k) {
+    split_phases(t + k * len, m, ph);
+    float* vk = v + 6 * k * xi_stride;
+    apply_bt(ph, ph + m, ph + 2 * m, ph + 3 * m, ph + 1, ph + m + 1, vk, vk + xi_stride, vk + 2 * xi_stride,
+             vk + 3 * xi_stride, vk + 4 * xi_stride, vk + 5 * xi_stride, n);
   }
 }
 
@@ -294,6 +302,16 @@ void for_each_run(const Geometry& g, int64_t t0, int64_t t1, F&& f) {
   }
 }
 
+// V for the tiles [t0, t1) of a block ([36][C][tb]). Plane by plane, so that the reads run down
+// each plane (run by run and channel by channel, they jumped between 64 planes and stalled on memory).
+void transform_input(const Geometry& g, const float* in, int64_t t0, int64_t t1, float* v, int64_t tb, float* scratch) {
+  for (int64_t c = 0; c < g.C; ++c)
+    for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
+      input_tiles(in + (n * g.C + c) * g.H * g.W, g.H, g.W, 4 * th + g.top, 4 * tw + g.left, count,
+                  v + c * tb + offset, g.C * tb, scratch);
+    });
+}
+
 // Tiles per block. Each block reads all of U (36 x C x O floats) and its own V and M (36 x (C + O)
 // floats a tile): a block holds about 1 MiB of V and M (the L2 cache of a core here), or, with many
 // channels, as many tiles as make the reads of U no more than those of V and M (else the products
@@ -343,20 +361,16 @@ void convolve(const Geometry& g, const float* in, const float* u, const float* b
     float* scratch = m + kPoints * g.O * tb;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t t0 = b * tb, t1 = std::min(g.tiles, t0 + tb);
-      for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
-        for (int64_t c = 0; c < g.C; ++c)
-          input_tiles(in + (n * g.C + c) * g.H * g.W, g.H, g.W, 4 * th + g.top, 4 * tw + g.left, count,
-                      v + c * tb + offset, g.C * tb, scratch);
-      });
+      transform_input(g, in, t0, t1, v, tb, scratch);
       for (int64_t xi = 0; xi < kPoints; ++xi)
         for (int64_t group = 0; group < g.G; ++group)
           sgemm('N', 'N', g.Og, t1 - t0, g.Cg, u + (xi * g.O + group * g.Og) * g.Cg, g.Cg,
                 v + (xi * g.C + group * g.Cg) * tb, tb, 0.f, m + (xi * g.O + group * g.Og) * tb, tb);
-      for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
-        for (int64_t o = 0; o < g.O; ++o)
-          output_tiles(m + o * tb + offset, g.O * tb, count, bias ? bias[o] : 0.f, out + (n * g.O + o) * g.P * g.Q, g.P,
-                       g.Q, 4 * th, 4 * tw, scratch);
-      });
+      for (int64_t o = 0; o < g.O; ++o)  // plane by plane: the writes run down each plane
+        for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
+          output_tiles(m + o * tb + offset, g.O * tb, count, bias ? bias[o] : 0.f, out + (n * g.O + o) * g.P * g.Q,
+                       g.P, g.Q, 4 * th, 4 * tw, scratch);
+        });
     }
   });
 }
@@ -416,14 +430,12 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
     float* scratch = m + kPoints * g.O * tb;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t t0 = b * tb, t1 = std::min(g.tiles, t0 + tb);
-      for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
-        for (int64_t c = 0; c < g.C; ++c)
-          input_tiles(x + (n * g.C + c) * g.H * g.W, g.H, g.W, 4 * th + g.top, 4 * tw + g.left, count,
-                      v + c * tb + offset, g.C * tb, scratch);
-        for (int64_t o = 0; o < g.O; ++o)
+      transform_input(g, x, t0, t1, v, tb, scratch);
+      for (int64_t o = 0; o < g.O; ++o)
+        for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
           grad_output_tiles(dy + (n * g.O + o) * g.P * g.Q, g.P, g.Q, 4 * th, 4 * tw, count, m + o * tb + offset,
                             g.O * tb, scratch);
-      });
+        });
       for (int64_t xi = 0; xi < kPoints; ++xi)
         for (int64_t group = 0; group < g.G; ++group)
           sgemm('N', 'T', g.Og, g.Cg, t1 - t0, m + (xi * g.O + group * g.Og) * tb, tb,
