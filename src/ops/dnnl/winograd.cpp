@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/cpu/isa.h"
+#include "ops/cpu/loops.h"
 #include "ops/internal.h"
 
 namespace cohort::kernel::winograd {
@@ -217,8 +218,10 @@ COHORT_ALWAYS_INLINE void apply_gt(const float* __restrict x0, const float* __re
   }
 }
 
-// Kernels are transformed in chunks that stay in the L1 cache.
+// Kernels are transformed in chunks that stay in the L1 cache, and split over threads from
+// kKernelGrain kernels a thread (about 100 flops each).
 constexpr int64_t kKernelChunk = 128;
+constexpr int64_t kKernelGrain = 4096;
 
 // U = G g G^T for a rows x cols grid of kernels: kernel (r, c) is read from
 // g + ((r / group_rows) * group_stride + (r % group_rows) * g_row + c * g_col) * 9 (turned by 180
@@ -230,11 +233,13 @@ struct KernelLayout {
   int64_t group_rows, group_stride;
 };
 
-COHORT_ISA_CLONES void transform_kernels(const float* g, const KernelLayout& layout, bool rotate, float* u) {
+// Kernels [begin, end) of the layout.
+COHORT_ISA_CLONES void transform_kernels(const float* g, const KernelLayout& layout, bool rotate, float* u,
+                                         int64_t begin, int64_t end) {
   const int64_t count = layout.rows * layout.cols;
   float w[9][kKernelChunk], t[6][3][kKernelChunk];
-  for (int64_t k0 = 0; k0 < count; k0 += kKernelChunk) {
-    const int64_t n = std::min(kKernelChunk, count - k0);
+  for (int64_t k0 = begin; k0 < end; k0 += kKernelChunk) {
+    const int64_t n = std::min(kKernelChunk, end - k0);
     for (int64_t k = 0; k < n; ++k) {
       const int64_t r = (k0 + k) / layout.cols, c = (k0 + k) % layout.cols;
       const int64_t group = r / layout.group_rows, row = r % layout.group_rows;
@@ -251,11 +256,12 @@ COHORT_ISA_CLONES void transform_kernels(const float* g, const KernelLayout& lay
   }
 }
 
-// dW = G^T dU G for count kernels: point xi of kernel k at du[xi * count + k], kernel k to dw + 9 k.
-COHORT_ISA_CLONES void untransform_kernels(const float* du, int64_t count, float* dw) {
+// dW = G^T dU G for kernels [begin, end) of count: point xi of kernel k at du[xi * count + k],
+// kernel k to dw + 9 k.
+COHORT_ISA_CLONES void untransform_kernels(const float* du, int64_t count, float* dw, int64_t begin, int64_t end) {
   float t[6][3][kKernelChunk], y[3][3][kKernelChunk];
-  for (int64_t k0 = 0; k0 < count; k0 += kKernelChunk) {
-    const int64_t n = std::min(kKernelChunk, count - k0);
+  for (int64_t k0 = begin; k0 < end; k0 += kKernelChunk) {
+    const int64_t n = std::min(kKernelChunk, end - k0);
     for (int64_t a = 0; a < 6; ++a) {  // along each row of the 6x6
       const float* x = du + 6 * a * count + k0;
       apply_gt(x, x + count, x + 2 * count, x + 3 * count, x + 4 * count, x + 5 * count, t[a][0], t[a][1], t[a][2],
@@ -302,27 +308,46 @@ void for_each_run(const Geometry& g, int64_t t0, int64_t t1, F&& f) {
   }
 }
 
-// V for the tiles [t0, t1) of a block ([36][C][tb]). Plane by plane, so that the reads run down
-// each plane (run by run and channel by channel, they jumped between 64 planes and stalled on memory).
-void transform_input(const Geometry& g, const float* in, int64_t t0, int64_t t1, float* v, int64_t tb, float* scratch) {
-  for (int64_t c = 0; c < g.C; ++c)
-    for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
-      input_tiles(in + (n * g.C + c) * g.H * g.W, g.H, g.W, 4 * th + g.top, 4 * tw + g.left, count,
-                  v + c * tb + offset, g.C * tb, scratch);
-    });
+// Calls f(plane, n, tile_row, first_tile_column, count, offset, scratch) for every plane < planes
+// and every run of the tiles [t0, t1), plane by plane: the reads and writes then run down each
+// plane (run by run and channel by channel, they jumped between 64 planes and stalled on memory).
+// In a block of the whole team's (see block_tiles), the planes are split over the threads.
+template <class F>
+void for_each_plane(const Geometry& g, int64_t planes, int64_t t0, int64_t t1, F&& f) {
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / (kPoints * (t1 - t0)));
+  parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    std::vector<float> scratch(row_scratch(g.tiles_w));
+    for (int64_t p = p0; p < p1; ++p)
+      for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
+        f(p, n, th, tw, count, offset, scratch.data());
+      });
+  });
+}
+
+// V for the tiles [t0, t1) of a block ([36][C][tb]).
+void transform_input(const Geometry& g, const float* in, int64_t t0, int64_t t1, float* v, int64_t tb) {
+  for_each_plane(g, g.C, t0, t1,
+                 [&](int64_t c, int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset, float* scratch) {
+                   input_tiles(in + (n * g.C + c) * g.H * g.W, g.H, g.W, 4 * th + g.top, 4 * tw + g.left, count,
+                               v + c * tb + offset, g.C * tb, scratch);
+                 });
 }
 
 // Tiles per block. Each block reads all of U (36 x C x O floats) and its own V and M (36 x (C + O)
 // floats a tile): a block holds about 1 MiB of V and M (the L2 cache of a core here), or, with many
 // channels, as many tiles as make the reads of U no more than those of V and M (else the products
-// stall on memory: 512 channels at 16 tiles a block ran 2x slower than at 64). Small enough that
-// every thread of the team gets a block.
+// stall on memory: 512 channels at 16 tiles a block ran 2x slower than at 64). The blocks are then
+// evened out over the threads, every thread getting at least one (with few tiles, as ResNet's 4x4
+// maps at batch 32, 2 blocks of 16 on 2 threads ran faster than one of 32 whose products and
+// transforms were split over the threads).
 int64_t block_tiles(const Geometry& g, int threads) {
   constexpr int64_t kBlockBytes = 1 << 20;
   const int64_t cached = kBlockBytes / (kPoints * static_cast<int64_t>(sizeof(float)) * (g.C + g.O));
   const int64_t balanced = g.C * g.Og / (g.C + g.O);  // U holds O x C / G floats a point
   const int64_t tiles = std::clamp<int64_t>(std::max(cached, balanced) / 8 * 8, 16, 256);
-  return std::max<int64_t>(1, std::min(tiles, (g.tiles + threads - 1) / threads));
+  const int64_t per_thread = (g.tiles + threads - 1) / threads;
+  const int64_t blocks_per_thread = (per_thread + tiles - 1) / tiles;
+  return (per_thread + blocks_per_thread - 1) / blocks_per_thread;
 }
 
 // Runs body(thread, first_block, end_block) over the blocks, split in contiguous ranges over the
@@ -351,26 +376,25 @@ void sgemm(char ta, char tb, int64_t M, int64_t N, int64_t K, const float* A, in
 void convolve(const Geometry& g, const float* in, const float* u, const float* bias, float* out, Device device) {
   const int64_t tb = block_tiles(g, omp_get_max_threads());
   const int64_t blocks = (g.tiles + tb - 1) / tb;
-  const int64_t per_thread = kPoints * (g.C + g.O) * tb + row_scratch(g.tiles_w);
+  const int64_t per_thread = kPoints * (g.C + g.O) * tb;
   const int64_t team = std::min<int64_t>(omp_get_max_threads(), blocks);
   Tensor buffer = detail::make_empty({team * per_thread}, kFloat32, device);
   float* base = buffer.data_ptr<float>();
   split_blocks(blocks, [&](int t, int64_t b0, int64_t b1) {
     float* v = base + t * per_thread;
     float* m = v + kPoints * g.C * tb;
-    float* scratch = m + kPoints * g.O * tb;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t t0 = b * tb, t1 = std::min(g.tiles, t0 + tb);
-      transform_input(g, in, t0, t1, v, tb, scratch);
+      transform_input(g, in, t0, t1, v, tb);
       for (int64_t xi = 0; xi < kPoints; ++xi)
         for (int64_t group = 0; group < g.G; ++group)
           sgemm('N', 'N', g.Og, t1 - t0, g.Cg, u + (xi * g.O + group * g.Og) * g.Cg, g.Cg,
                 v + (xi * g.C + group * g.Cg) * tb, tb, 0.f, m + (xi * g.O + group * g.Og) * tb, tb);
-      for (int64_t o = 0; o < g.O; ++o)  // plane by plane: the writes run down each plane
-        for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
-          output_tiles(m + o * tb + offset, g.O * tb, count, bias ? bias[o] : 0.f, out + (n * g.O + o) * g.P * g.Q,
-                       g.P, g.Q, 4 * th, 4 * tw, scratch);
-        });
+      for_each_plane(g, g.O, t0, t1,
+                     [&](int64_t o, int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset, float* scratch) {
+                       output_tiles(m + o * tb + offset, g.O * tb, count, bias ? bias[o] : 0.f,
+                                    out + (n * g.O + o) * g.P * g.Q, g.P, g.Q, 4 * th, 4 * tw, scratch);
+                     });
     }
   });
 }
@@ -382,7 +406,9 @@ Tensor transformed_kernels(const Tensor& weight, int64_t groups, bool for_data) 
   // rotated, where row c of group c / (C / G) reads the kernels of that group's outputs.
   const KernelLayout layout = for_data ? KernelLayout{Cg * groups, Og, 1, Cg, Cg, Og * Cg}
                                        : KernelLayout{O, Cg, Cg, 1, O, 0};
-  transform_kernels(weight.data_ptr<float>(), layout, for_data, u.data_ptr<float>());
+  parallel_for(O * Cg, kKernelGrain, [&](int64_t begin, int64_t end) {
+    transform_kernels(weight.data_ptr<float>(), layout, for_data, u.data_ptr<float>(), begin, end);
+  });
   return u;
 }
 
@@ -418,7 +444,7 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
   const int64_t tb = block_tiles(g, omp_get_max_threads());
   const int64_t blocks = (g.tiles + tb - 1) / tb;
   const int64_t sums = kPoints * g.O * g.Cg;  // one thread's dU
-  const int64_t per_thread = sums + kPoints * (g.C + g.O) * tb + row_scratch(std::max(g.tiles_w, int64_t{1}));
+  const int64_t per_thread = sums + kPoints * (g.C + g.O) * tb;
   const int64_t team = std::min<int64_t>(omp_get_max_threads(), blocks);
   Tensor buffer = detail::make_empty({team * per_thread}, kFloat32, dweight.device());
   float* base = buffer.data_ptr<float>();
@@ -427,15 +453,14 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
     float* du = base + t * per_thread;
     float* v = du + sums;
     float* m = v + kPoints * g.C * tb;
-    float* scratch = m + kPoints * g.O * tb;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t t0 = b * tb, t1 = std::min(g.tiles, t0 + tb);
-      transform_input(g, x, t0, t1, v, tb, scratch);
-      for (int64_t o = 0; o < g.O; ++o)
-        for_each_run(g, t0, t1, [&](int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset) {
-          grad_output_tiles(dy + (n * g.O + o) * g.P * g.Q, g.P, g.Q, 4 * th, 4 * tw, count, m + o * tb + offset,
-                            g.O * tb, scratch);
-        });
+      transform_input(g, x, t0, t1, v, tb);
+      for_each_plane(g, g.O, t0, t1,
+                     [&](int64_t o, int64_t n, int64_t th, int64_t tw, int64_t count, int64_t offset, float* scratch) {
+                       grad_output_tiles(dy + (n * g.O + o) * g.P * g.Q, g.P, g.Q, 4 * th, 4 * tw, count,
+                                         m + o * tb + offset, g.O * tb, scratch);
+                     });
       for (int64_t xi = 0; xi < kPoints; ++xi)
         for (int64_t group = 0; group < g.G; ++group)
           sgemm('N', 'T', g.Og, g.Cg, t1 - t0, m + (xi * g.O + group * g.Og) * tb, tb,
@@ -444,11 +469,15 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
     }
   });
   // The threads' sums, added in thread order (the result depends on the team size, not on timing).
-  for (int64_t t = 1; t < ran; ++t) {
-    const float* part = base + t * per_thread;
-    for (int64_t i = 0; i < sums; ++i) base[i] += part[i];
-  }
-  untransform_kernels(base, g.O * g.Cg, dweight.data_ptr<float>());
+  parallel_for(sums, kParallelGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t t = 1; t < ran; ++t) {
+      const float* part = base + t * per_thread;
+      for (int64_t i = begin; i < end; ++i) base[i] += part[i];
+    }
+  });
+  parallel_for(g.O * g.Cg, kKernelGrain, [&](int64_t begin, int64_t end) {
+    untransform_kernels(base, g.O * g.Cg, dweight.data_ptr<float>(), begin, end);
+  });
   if (dbias.defined()) {
     float* db = dbias.data_ptr<float>();
     const int64_t plane = g.P * g.Q;
