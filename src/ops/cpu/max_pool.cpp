@@ -66,9 +66,8 @@ void pool_plane(const T* x, int64_t sh, int64_t sw, int64_t H, int64_t W, T* y, 
   const bool two_by_two = p.kernel[0] == 2 && p.kernel[1] == 2 && p.stride[0] == 2 && p.stride[1] == 2 &&
                           p.padding[0] == 0 && p.padding[1] == 0 && p.dilation[0] == 1 && p.dilation[1] == 1 &&
                           sw == 1 && 2 * P <= H && 2 * Q <= W;
+  if (two_by_two && vec::max_pool_plane_2x2(y, idx, x, P, Q, sh, W)) return;
   for (int64_t oh = 0; oh < P; ++oh, y += Q, idx += Q) {
-    if (two_by_two && vec::max_pool_row_2x2(y, idx, x + 2 * oh * sh, x + (2 * oh + 1) * sh, Q, 2 * oh * W, W))
-      continue;
     const int64_t h0 = oh * p.stride[0] - p.padding[0];
     const Taps rows(h0, p.kernel[0], p.dilation[0], H);
     for (int64_t ow = 0; ow < Q; ++ow) {
@@ -91,11 +90,12 @@ Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParam
     T* y = out.data_ptr<T>();
     int64_t* idx = indices.data_ptr<int64_t>();
     const int64_t work = P * Q * p.kernel[0] * p.kernel[1];
+    const int64_t sn = in.stride(0), sc = in.stride(1), sh = in.stride(2), sw = in.stride(3);
     parallel_for(in.size(0) * C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work)),
                  [&](int64_t begin, int64_t end) {
       for (int64_t job = begin; job < end; ++job) {
-        const T* plane = x + (job / C) * in.stride(0) + (job % C) * in.stride(1);
-        pool_plane(plane, in.stride(2), in.stride(3), H, W, y + job * P * Q, idx + job * P * Q, P, Q, p);
+        const T* plane = x + (job / C) * sn + (job % C) * sc;
+        pool_plane(plane, sh, sw, H, W, y + job * P * Q, idx + job * P * Q, P, Q, p);
       }
     });
   });

@@ -33,13 +33,14 @@ void relu(double* out, const double* x, int64_t n);
 
 // --- max pooling -------------------------------------------------------------------------------
 
-// One output row of a 2x2 / stride 2 max pool over the input rows r0 and r1 (unit stride): y[q] is
-// the maximum of r0[2q], r0[2q + 1], r1[2q], r1[2q + 1] and idx[q] = base + the offset of the first
-// of them that holds it (0, 1, W, W + 1). Returns false, with y and idx unspecified, when the four
-// rows' inputs hold a NaN: the caller then takes its NaN-aware loop.
-bool max_pool_row_2x2(float* y, int64_t* idx, const float* r0, const float* r1, int64_t Q, int64_t base, int64_t W);
-bool max_pool_row_2x2(double* y, int64_t* idx, const double* r0, const double* r1, int64_t Q, int64_t base,
-                      int64_t W);
+// A P x Q plane of a 2x2 / stride 2 max pool over the input plane x (rows `row_stride` apart, unit
+// stride within a row, logical width W): y[p][q] is the maximum of rows 2p and 2p + 1 at columns 2q
+// and 2q + 1, and idx[p][q] = 2p * W + 2q + the offset of the first of them that holds it (0, 1, W,
+// W + 1). Returns false, with y and idx unspecified, when the plane holds a NaN: the caller then
+// takes its NaN-aware loop.
+bool max_pool_plane_2x2(float* y, int64_t* idx, const float* x, int64_t P, int64_t Q, int64_t row_stride, int64_t W);
+bool max_pool_plane_2x2(double* y, int64_t* idx, const double* x, int64_t P, int64_t Q, int64_t row_stride,
+                        int64_t W);
 
 // --- batch norm, one channel: N rows of S ---------------------------------------------------------
 
