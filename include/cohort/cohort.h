@@ -30,7 +30,7 @@
 #include "cohort/nn/functional/loss.h"
 #include "cohort/nn/loss.h"
 #include "cohort/nn/conv.h"
-#include "cohort/nn/expanding_array.h"
+#include "cohort/core/expanding_array.h"
 #include "cohort/nn/functional/conv.h"
 #include "cohort/nn/utils.h"
 #include "cohort/optim/adagrad.h"

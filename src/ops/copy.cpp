@@ -1,4 +1,6 @@
-// Copies and conversions: clone, contiguous, to(dtype/device), copy_, fill_, zero_.
+// Copies and conversions: clone, contiguous, to(dtype/device), copy_, fill_, zero_, broadcast_link_.
+#include "cohort/ops/copy.h"
+
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
@@ -84,5 +86,22 @@ const Tensor& Tensor::fill_(const Scalar& value) const {
 }
 
 const Tensor& Tensor::zero_() const { return fill_(0); }
+
+void broadcast_link_(const Tensor& replica, const Tensor& master) {
+  detail::check_defined("broadcast_link_", replica, "replica");
+  detail::check_defined("broadcast_link_", master, "master");
+  COHORT_CHECK(replica.sizes() == master.sizes(), "broadcast_link_: expected a replica of master's shape ",
+               master.sizes(), ", got ", replica.sizes());
+  if (!GradMode::is_enabled() || !master.requires_grad()) return;
+  COHORT_CHECK_AS(AutogradError, !(replica.is_leaf() && replica.requires_grad()),
+                  "broadcast_link_: the replica is a leaf that requires grad; hint: detach_() it first");
+  Tensor alias = detail::make_view(replica, replica.sizes().vec(), replica.strides().vec(), replica.storage_offset());
+  const Device device = master.device();
+  const DType dtype = master.dtype();
+  Tensor linked = autograd::record("BroadcastBackward", alias, {master}, [device, dtype](const Tensor& g) {
+    return std::vector<Tensor>{g.to(TensorOptions(dtype).device(device))};
+  });
+  detail::rebase_history(replica, linked);
+}
 
 }  // namespace cohort

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cohort/autograd/record.h"
+#include "cohort/core/expanding_array.h"
 #include "cohort/core/tensor.h"
 
 namespace cohort::detail {
@@ -28,5 +29,14 @@ void rebase_history(const Tensor& self, const Tensor& result);
 void resize_out(const char* op, Tensor& out, IntArrayRef sizes, DType dtype);
 // Sums grad down to an input's sizes and converts it to the input's dtype (broadcasting backward).
 Tensor reduce_grad(const Tensor& grad, IntArrayRef sizes, DType dtype);
+
+// A per-spatial-dim argument given as one value for every dim or one per dim (libtorch's stride=2
+// or stride={2, 1}); throws naming op and the argument otherwise.
+template <size_t D>
+ExpandingArray<D> expand_param(const char* op, const char* name, IntArrayRef values) {
+  COHORT_CHECK(values.size() == 1 || values.size() == D, op, ": expected ", name, " to have 1 or ", D,
+               " values, got ", values.size(), " (", name, "=", values, ")");
+  return values.size() == 1 ? ExpandingArray<D>(values[0]) : ExpandingArray<D>(values);
+}
 
 }  // namespace cohort::detail

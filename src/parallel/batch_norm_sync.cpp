@@ -33,6 +33,7 @@
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
 #include "cohort/nn/functional/batchnorm.h"
+#include "cohort/ops/normalization.h"
 #include "cohort/ops/reduction.h"
 
 namespace cohort::parallel::detail {
@@ -143,7 +144,7 @@ void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stat
     if (!m.is_training() || !v.options->track_running_stats() || in.empty() || in[0].dim() < 2) return;
     const Tensor& x = in[0];
     if (x.numel() == 0) return;  // the layer's own forward reports it
-    auto [mean, var] = nn::functional::batch_norm_stats(x);
+    auto [mean, var] = batch_norm_stats(x);
     stats->count = static_cast<double>(x.numel() / x.size(1));
     stats->mean = mean;
     stats->m2 = var * stats->count;

@@ -25,10 +25,9 @@
 #include "cohort/parallel/replicate.h"
 
 #include "cohort/autograd/grad_mode.h"
-#include "cohort/autograd/record.h"
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
-#include "ops/internal.h"
+#include "cohort/ops/copy.h"
 
 namespace cohort::parallel {
 
@@ -147,15 +146,7 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
           t.seen = seen_now(m, p);
         }
       }
-      if (t.is_parameter && grad_mode && m.requires_grad()) {
-        Tensor view = ::cohort::detail::make_view(p, p.sizes().vec(), p.strides().vec(), p.storage_offset());
-        const Device device = m.device();
-        const DType dtype = m.dtype();
-        Tensor linked = autograd::record("BroadcastBackward", view, {m}, [device, dtype](const Tensor& g) {
-          return std::vector<Tensor>{g.to(TensorOptions(dtype).device(device))};
-        });
-        ::cohort::detail::rebase_history(p, linked);
-      }
+      if (t.is_parameter && grad_mode) broadcast_link_(p, m);
     }
   }
 }

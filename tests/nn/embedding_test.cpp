@@ -1,5 +1,5 @@
-// Embedding: PyTorch's values and gradients (tests/fixtures/pool_norm.json), padding_idx, gradcheck,
-// repr and errors.
+// Embedding through nn: PyTorch's values and gradients (tests/fixtures/pool_norm.json), padding_idx,
+// repr and errors. The op's values and gradients are in the op table (tests/ops/op_table_nn_test.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,7 +17,6 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "support/error_of.h"
-#include "support/gradcheck.h"
 
 namespace cohort {
 namespace {
@@ -45,20 +44,6 @@ TEST(EmbeddingFixture, MatchesPyTorchValuesAndGradients) {
     ++checked;
   }
   EXPECT_EQ(checked, 3);
-}
-
-TEST(EmbeddingGradcheck, Weight) {
-  manual_seed(31);
-  Tensor indices = tensor(std::vector<int64_t>{3, 1, 3, 0, 4, 1}).reshape({2, 3});
-  // padding_idx 2 is not among the indices: there the gradient is the true derivative. (Rows at
-  // padding_idx get no gradient by definition, which finite differences cannot agree with; the
-  // fixture and EmbeddingModule check that rule.)
-  for (std::optional<int64_t> pad : {std::optional<int64_t>(), std::optional<int64_t>(2)}) {
-    auto fn = [&](const std::vector<Tensor>& t) {
-      return std::vector<Tensor>{F::embedding(indices, t[0], F::EmbeddingFuncOptions().padding_idx(pad))};
-    };
-    EXPECT_TRUE(testing::gradcheck(fn, {randn({5, 3}, kFloat64)}, 1e-6, 1e-5, 1e-3, "embedding"));
-  }
 }
 
 TEST(EmbeddingModule, InitPaddingRowAndRepr) {

@@ -1,6 +1,6 @@
-// Normalisation: batch norm (fused kernels) against a composed float64 reference and PyTorch's values
-// over 3 training steps and an eval step (tests/fixtures/pool_norm.json), layer/group norm values,
-// gradcheck, state-dict names, reprs and errors.
+// Normalisation through nn: batch norm against PyTorch's values over 3 training steps and an eval
+// step (tests/fixtures/pool_norm.json), layer/group norm values, state-dict names, reprs and errors.
+// The ops' values, strided inputs and gradients are in the op table (tests/ops/op_table_nn_test.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,7 +20,6 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "support/error_of.h"
-#include "support/gradcheck.h"
 
 namespace cohort {
 namespace {
@@ -35,105 +34,6 @@ double max_diff(const Tensor& a, const Tensor& b) {
 }
 
 const json& load_fixture() { return testing::load_fixture("pool_norm.json"); }
-
-// ---- batch norm against a composition of ops ----------------------------------------------------
-
-// Batch statistics over every dim but 1, composed from mean/var (autograd differentiates it).
-Tensor composed_batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps) {
-  std::vector<int64_t> dims{0};
-  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-  Shape per_channel(static_cast<size_t>(x.dim()), 1);
-  per_channel[1] = x.size(1);
-  Tensor y = (x - x.mean(dims, true)) * rsqrt(var(x, dims, false, true) + eps);
-  return y * w.reshape(per_channel) + b.reshape(per_channel);
-}
-
-TEST(BatchNormKernel, MatchesComposedReferenceIncludingStridedInput) {
-  manual_seed(21);
-  for (const Shape& shape : {Shape{6, 3}, Shape{4, 3, 5}, Shape{2, 3, 4, 5}}) {
-    for (bool strided : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "input " << IntArrayRef(shape) << (strided ? " non-contiguous" : ""));
-      Tensor x = randn(shape, kFloat64), w = randn({3}, kFloat64), b = randn({3}, kFloat64);
-      if (strided) x = testing::make_noncontiguous(x);
-      x.requires_grad_(), w.requires_grad_(), b.requires_grad_();
-      Tensor y = F::batch_norm(x, Tensor(), Tensor(), w, b, /*training=*/true, 0.1, 1e-5);
-      Tensor y_ref = composed_batch_norm(x, w, b, 1e-5);
-      EXPECT_LT(max_diff(y, y_ref), 1e-12);
-      Tensor up = randn(shape, kFloat64);
-      auto g = autograd::grad({(y * up).sum()}, {x, w, b});
-      auto g_ref = autograd::grad({(y_ref * up).sum()}, {x, w, b});
-      for (int i = 0; i < 3; ++i) EXPECT_LT(max_diff(g[i], g_ref[i]), 1e-10) << "grad " << i;
-      // float32 through the same kernel
-      Tensor y32 = F::batch_norm(x.detach().to(kFloat32), Tensor(), Tensor(), w.detach().to(kFloat32),
-                                 b.detach().to(kFloat32), true, 0.1, 1e-5);
-      EXPECT_LT(max_diff(y32, y_ref), 1e-5);
-    }
-  }
-}
-
-TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
-  manual_seed(22);
-  for (const Shape& shape : {Shape{6, 3}, Shape{4, 3, 5}, Shape{2, 3, 7, 5}}) {
-    for (DType dtype : {kFloat32, kFloat64}) {
-      for (bool strided : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << IntArrayRef(shape) << " " << dtype << (strided ? " non-contiguous" : ""));
-        // An offset of 1000 would make a one-pass sum of squares lose digits.
-        Tensor x = randn(shape, dtype) + 1000;
-        if (strided) x = testing::make_noncontiguous(x);
-        std::vector<int64_t> dims{0};
-        for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
-        Tensor x64 = x.to(kFloat64);
-        auto [mean, variance] = F::batch_norm_stats(x);
-        EXPECT_EQ(mean.dtype(), kFloat64);
-        EXPECT_EQ(mean.sizes(), Shape{3});
-        // float32 inputs are summed in float lanes (Note [Batch norm fast path]): ~1e-7 relative.
-        const bool f32 = dtype == kFloat32;
-        EXPECT_LT(max_diff(mean, x64.mean(dims)), f32 ? 1e-3 : 1e-11);  // the mean is about 1000
-        EXPECT_LT(max_diff(variance, var(x64, dims, false)), f32 ? 1e-5 : 1e-9);
-      }
-    }
-  }
-  EXPECT_THAT(error_of([] { F::batch_norm_stats(randn({3})); }),
-              HasSubstr("batch_norm_stats: expected a non-empty input [N, C, ...] of at least 2 dims, got input of "
-                        "shape [3]"));
-  EXPECT_THAT(error_of([] { F::batch_norm_stats(ones({2, 3}, kInt64)); }),
-              HasSubstr("expected a floating-point input (float32 or float64), got int64"));
-}
-
-TEST(BatchNormGradcheck, TrainingAndEval) {
-  manual_seed(22);
-  Tensor rm = randn({3}, kFloat64), rv = rand({3}, kFloat64) + 0.5;
-  for (bool training : {true, false}) {
-    auto fn = [&](const std::vector<Tensor>& t) {
-      // Copies of the running stats: training updates them in place.
-      return std::vector<Tensor>{F::batch_norm(t[0], rm.clone(), rv.clone(), t[1], t[2], training, 0.1, 1e-5)};
-    };
-    const std::string name = training ? "batch_norm training" : "batch_norm eval";
-    for (const Shape& shape : {Shape{4, 3}, Shape{2, 3, 2, 3}}) {
-      std::vector<Tensor> in{randn(shape, kFloat64), randn({3}, kFloat64), randn({3}, kFloat64)};
-      EXPECT_TRUE(testing::gradcheck(fn, in, 1e-6, 1e-5, 1e-3, name));
-      EXPECT_TRUE(testing::gradcheck_noncontiguous(fn, in, 1e-6, 1e-5, 1e-3, name + " (non-contiguous)"));
-    }
-  }
-  auto no_affine = [](const std::vector<Tensor>& t) {
-    return std::vector<Tensor>{F::batch_norm(t[0], Tensor(), Tensor(), F::BatchNormFuncOptions().training(true))};
-  };
-  EXPECT_TRUE(testing::gradcheck(no_affine, {randn({3, 2, 4}, kFloat64)}, 1e-6, 1e-5, 1e-3, "batch_norm no affine"));
-}
-
-TEST(NormGradcheck, LayerAndGroupNorm) {
-  manual_seed(23);
-  auto ln = [](const std::vector<Tensor>& t) {
-    return std::vector<Tensor>{F::layer_norm(t[0], F::LayerNormFuncOptions({3, 4}).weight(t[1]).bias(t[2]))};
-  };
-  EXPECT_TRUE(testing::gradcheck(ln, {randn({2, 3, 4}, kFloat64), randn({3, 4}, kFloat64), randn({3, 4}, kFloat64)},
-                                 1e-6, 1e-5, 1e-3, "layer_norm"));
-  auto gn = [](const std::vector<Tensor>& t) {
-    return std::vector<Tensor>{F::group_norm(t[0], F::GroupNormFuncOptions(2).weight(t[1]).bias(t[2]))};
-  };
-  EXPECT_TRUE(testing::gradcheck(gn, {randn({2, 4, 3, 2}, kFloat64), randn({4}, kFloat64), randn({4}, kFloat64)},
-                                 1e-6, 1e-5, 1e-3, "group_norm"));
-}
 
 // ---- PyTorch's values ------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-// Pooling: the max pool's loops against the plainest ones, float64 gradcheck, PyTorch's values
-// (tests/fixtures/pool_norm.json from tests/fixtures/generate_pool_norm.py), reprs and errors.
+// Pooling through nn: F::*_pool2d's options against PyTorch's values (tests/fixtures/pool_norm.json from
+// tests/fixtures/generate_pool_norm.py), reprs and errors. The kernels are tested in
+// tests/ops/pooling_test.cpp, the ops' values and gradients in the op table.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,19 +8,15 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
-#include "../src/ops/cpu/pooling_kernels.h"
 #include "cohort/autograd/engine.h"
-#include "cohort/autograd/node.h"
 #include "cohort/core/generator.h"
 #include "cohort/nn/pooling.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "support/error_of.h"
-#include "support/gradcheck.h"
 
 namespace cohort {
 namespace {
@@ -33,124 +30,10 @@ double max_diff(const Tensor& a, const Tensor& b) {
   return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
 }
 
-// ---- the max pool's loops against the plainest ones -------------------------------------------
-
-TEST(PoolKernels, MaxLoopsMatchReferenceOnRandomShapes) {
-  std::mt19937 rng(11);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  manual_seed(12);
-  for (int trial = 0; trial < 60; ++trial) {
-    const bool ceil_mode = trial % 3 == 0;
-    F::MaxPool2dFuncOptions mo({pick(1, 4), pick(1, 4)});
-    mo.stride({pick(1, 3), pick(1, 3)}).padding({pick(0, mo.kernel_size()[0] / 2), pick(0, mo.kernel_size()[1] / 2)});
-    mo.dilation(trial % 4 == 0 ? ExpandingArray<2>({pick(1, 2), pick(1, 2)}) : ExpandingArray<2>(1));
-    mo.ceil_mode(ceil_mode);
-    if (trial % 7 == 2) mo = F::MaxPool2dFuncOptions(2).stride(2).ceil_mode(ceil_mode);  // the 2x2 row loop
-    const int64_t H = (mo.kernel_size()[0] - 1) * mo.dilation()[0] + 1 + pick(0, 6);
-    const int64_t W = (mo.kernel_size()[1] - 1) * mo.dilation()[1] + 1 + pick(0, 6);
-    Tensor x = randn({pick(1, 3), pick(1, 4), H, W});
-    if (trial % 5 == 1) x = testing::make_noncontiguous(x);
-    std::ostringstream what;
-    what << "input " << x.sizes() << " kernel " << mo.kernel_size() << " stride " << mo.stride() << " padding "
-         << mo.padding() << " dilation " << mo.dilation() << " ceil " << ceil_mode;
-    SCOPED_TRACE(what.str());
-    // The output size from the op, then both kernels on the same geometry.
-    Tensor y = F::max_pool2d(x, mo);
-    kernel::Pool2dParams p;
-    for (int d = 0; d < 2; ++d)
-      p.kernel[d] = mo.kernel_size()[d], p.stride[d] = mo.stride()[d], p.padding[d] = mo.padding()[d],
-      p.dilation[d] = mo.dilation()[d];
-    Tensor y_fast = empty(y.sizes()), y_ref = empty(y.sizes()), indices = empty(y.sizes(), kInt64);
-    Tensor saved = kernel::max_pool2d_forward(y_fast, x, p);
-    kernel::max_pool2d_forward_reference(y_ref, indices, x, p);
-    EXPECT_TRUE(equal(y_fast, y_ref)) << "forward";
-    EXPECT_TRUE(equal(y, y_ref)) << "op";
-    EXPECT_TRUE(equal(saved, indices)) << "argmax";
-  }
-}
-
-TEST(PoolKernels, MaxLoopsMatchReferenceWithNaNsOddSizesAndStrides) {
-  // The 2x2 / stride 2 body and the general one, on odd sizes (the last row and column unused),
-  // strided input and NaNs (the first NaN of a window wins, its index too).
-  manual_seed(14);
-  for (DType dtype : {kFloat32, kFloat64})
-    for (int k : {2, 3})
-      for (bool strided : {false, true}) {
-        Tensor x = randn({2, 3, 9, 11}, dtype);
-        x.select(3, 4).select(2, 2).fill_(std::nan(""));  // plane (n, c) = (0..1, 2), h 4
-        x.select(3, 5).select(2, 1).fill_(std::nan(""));
-        if (strided) x = testing::make_noncontiguous(x);
-        kernel::Pool2dParams p;
-        p.kernel = {k, k}, p.stride = {2, 2};
-        Tensor y = empty({2, 3, 9 / 2 - (k == 3), 11 / 2 - (k == 3)}, dtype), y_ref = empty(y.sizes(), dtype);
-        Tensor indices = empty(y.sizes(), kInt64);
-        Tensor saved = kernel::max_pool2d_forward(y, x, p);
-        kernel::max_pool2d_forward_reference(y_ref, indices, x, p);
-        SCOPED_TRACE(::testing::Message() << "dtype " << dtype << " kernel " << k << " strided " << strided);
-        EXPECT_TRUE(equal(saved, indices));
-        EXPECT_TRUE(equal(isnan(y), isnan(y_ref)));
-        EXPECT_TRUE(equal(y.masked_fill(isnan(y), 0), y_ref.masked_fill(isnan(y_ref), 0)));
-        EXPECT_GT(isnan(y).sum().item<int64_t>(), 0);
-      }
-}
-
-TEST(PoolKernels, Float32OpMatchesFloat64Op) {
-  manual_seed(13);
-  Tensor x = randn({2, 3, 9, 8}).requires_grad_();
-  Tensor x64 = x.detach().to(kFloat64).requires_grad_();
-  auto run = [](const Tensor& t) {
-    return std::vector<Tensor>{
-        F::max_pool2d(t, F::MaxPool2dFuncOptions(3).stride(2).padding(1).ceil_mode(true)),
-        F::avg_pool2d(t, F::AvgPool2dFuncOptions({3, 2}).stride(2).padding(1).ceil_mode(true)),
-        F::avg_pool2d(t, F::AvgPool2dFuncOptions(2).count_include_pad(false).padding(1)),
-        F::adaptive_avg_pool2d(t, {4, 3}), F::adaptive_max_pool2d(t, {5, 5})};
-  };
-  auto y32 = run(x), y64 = run(x64);
-  for (size_t i = 0; i < y32.size(); ++i) {
-    EXPECT_LT(max_diff(y32[i], y64[i]), 1e-5) << "output " << i;
-    auto g32 = autograd::grad({y32[i].sum()}, {x}), g64 = autograd::grad({y64[i].sum()}, {x64});
-    EXPECT_LT(max_diff(g32[0], g64[0]), 1e-5) << "grad " << i;
-  }
-}
-
-// ---- gradients -------------------------------------------------------------------------------
-
-TEST(PoolGradcheck, AllPools) {
-  manual_seed(14);
-  // Distinct, well separated values keep max pooling differentiable under the perturbation.
-  Tensor x = (randperm(2 * 2 * 7 * 6, kFloat64) * 0.1).reshape({2, 2, 7, 6});
-  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> ops = {
-      {"max_pool2d", [](const Tensor& t) { return F::max_pool2d(t, F::MaxPool2dFuncOptions(3).stride(2).padding(1)); }},
-      {"max_pool2d ceil dilation", [](const Tensor& t) {
-         return F::max_pool2d(t, F::MaxPool2dFuncOptions({2, 3}).dilation(2).ceil_mode(true));
-       }},
-      {"avg_pool2d", [](const Tensor& t) { return F::avg_pool2d(t, F::AvgPool2dFuncOptions(3).stride(2).padding(1)); }},
-      {"avg_pool2d ceil exclude", [](const Tensor& t) {
-         return F::avg_pool2d(t, F::AvgPool2dFuncOptions({3, 2}).stride(2).padding(1).ceil_mode(true).count_include_pad(false));
-       }},
-      {"adaptive_avg_pool2d", [](const Tensor& t) { return F::adaptive_avg_pool2d(t, {3, 4}); }},
-      {"adaptive_avg_pool2d grow", [](const Tensor& t) { return F::adaptive_avg_pool2d(t, {9, 8}); }},
-      {"adaptive_max_pool2d", [](const Tensor& t) { return F::adaptive_max_pool2d(t, {4, 5}); }},
-      {"max_pool2d unbatched", [](const Tensor& t) { return F::max_pool2d(t.select(0, 1), F::MaxPool2dFuncOptions(2)); }},
-  };
-  for (const auto& [name, op] : ops) {
-    auto fn = [&](const std::vector<Tensor>& t) { return std::vector<Tensor>{op(t[0])}; };
-    EXPECT_TRUE(testing::gradcheck(fn, {x}, 1e-6, 1e-5, 1e-3, name));
-    EXPECT_TRUE(testing::gradcheck_noncontiguous(fn, {x}, 1e-6, 1e-5, 1e-3, name + " (non-contiguous)"));
-  }
-}
-
-TEST(PoolOps, IndicesAndNodeNames) {
-  Tensor x = arange(16, kFloat64).reshape({1, 1, 4, 4}).requires_grad_();
-  auto [y, indices] = F::max_pool2d_with_indices(x, F::MaxPool2dFuncOptions(2));
-  EXPECT_TRUE(indices.equal(tensor({5, 7, 13, 15}, kInt64).reshape({1, 1, 2, 2})));
-  EXPECT_EQ(y.grad_fn()->name(), "MaxPool2DWithIndicesBackward0");
-  EXPECT_EQ(F::avg_pool2d(x, F::AvgPool2dFuncOptions(2)).grad_fn()->name(), "AvgPool2DBackward0");
-  EXPECT_EQ(F::adaptive_avg_pool2d(x, 1).grad_fn()->name(), "AdaptiveAvgPool2DBackward0");
-  auto [ya, ia] = F::adaptive_max_pool2d_with_indices(x, {1, 2});
-  EXPECT_TRUE(ia.equal(tensor({13, 15}, kInt64).reshape({1, 1, 1, 2})));
-  EXPECT_EQ(ya.grad_fn()->name(), "AdaptiveMaxPool2DBackward0");
+TEST(PoolOptions, AdaptiveNulloptKeepsTheInputSize) {
+  Tensor x = arange(16, kFloat64).reshape({1, 1, 4, 4});
   EXPECT_EQ(F::adaptive_avg_pool2d(x, {std::nullopt, 2}).sizes(), IntArrayRef({1, 1, 4, 2}));
+  EXPECT_EQ(F::adaptive_max_pool2d(x, {3, std::nullopt}).sizes(), IntArrayRef({1, 1, 3, 4}));
 }
 
 // ---- PyTorch's values ------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 //   Tensor y = emb(tokens);   // tokens int64/int32 [*] -> [*, 256]
 // weight [num_embeddings, embedding_dim], initialised normal(0, 1); the padding_idx row (negative:
 // counted from the end) is zeroed and gets no gradient. Prints like PyTorch: Embedding(10, 3, padding_idx=0).
-// functional::embedding(indices, weight, options) is the forward; it is differentiable w.r.t. weight
-// (node "EmbeddingBackward0", a scatter-add of the output gradient) and throws cohort::Error naming
-// the first index outside [0, num_embeddings) and its position, TypeError for non-integer indices.
+// functional::embedding(indices, weight, options) is the forward: cohort::embedding
+// (cohort/ops/embedding.h, which gives the gradient and the errors) with the padding_idx counted from
+// the end when negative.
 #pragma once
 
 #include <optional>

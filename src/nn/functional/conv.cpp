@@ -1,136 +1,46 @@
-// conv1d and conv2d: argument checks, padding modes, and the one differentiable primitive (a 2-d
-// convolution on [N, C, H, W]; conv1d runs it with H = 1). Kernels: src/ops/cpu/conv_kernels.h.
+// conv1d and conv2d with libtorch's functional options: the padding mode or sizes, then the ops of
+// cohort/ops/convolution.h.
 #include "cohort/nn/functional/conv.h"
 
-#include "cohort/autograd/record.h"
-#include "cohort/ops/reduction.h"
-#include "cohort/ops/shape.h"
-#include "ops/cpu/conv_kernels.h"
-#include "ops/internal.h"
+#include "cohort/ops/convolution.h"
 
 namespace cohort::nn::functional {
 
-using autograd::SavedTensor;
-
 namespace {
 
-// The primitive: x [N, C, H, W], w [O, C / groups, kH, kW], b [O] or undefined, all checked.
-Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kernel::Conv2dParams& p) {
-  Shape out_sizes{x.size(0), w.size(0), 0, 0};
-  for (int d = 0; d < 2; ++d)
-    out_sizes[2 + d] = (x.size(2 + d) + p.pad_lo[d] + p.pad_hi[d] - p.dilation[d] * (w.size(2 + d) - 1) - 1) /
-                           p.stride[d] + 1;
-  Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
-  kernel::conv2d_forward(out, x, w, b, p);
-  const bool x_grad = x.requires_grad(), w_grad = w.requires_grad(), b_grad = b.defined() && b.requires_grad();
-  return autograd::record("ConvolutionBackward0", out, {x, w, b},
-                          [=, sx = SavedTensor(w_grad ? x : Tensor()), sw = SavedTensor(x_grad ? w : Tensor()),
-                           x_sizes = x.sizes().vec(), w_sizes = w.sizes().vec()](const Tensor& g) {
-    Tensor dx, dw, db;
-    if (x_grad) dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    if (w_grad) {
-      dw = detail::make_empty(w_sizes, g.dtype(), g.device());
-      if (b_grad) db = detail::make_empty({w_sizes[0]}, g.dtype(), g.device());
-    }
-    if (x_grad || w_grad) kernel::conv2d_backward(dx, dw, db, g, sx.unpack(), sw.unpack(), p);
-    if (b_grad && !w_grad) db = sum(g, {0, 2, 3});
-    return std::vector<Tensor>{dx, dw, db};
-  });
-}
-
-const char* dims_letters(size_t D) { return D == 1 ? "[N, C, L]" : "[N, C, H, W]"; }
-const char* kernel_letters(size_t D) { return D == 1 ? "k" : "kH, kW"; }
-
-// Checks the arguments of conv1d/conv2d (op names which), resolves the padding, and runs the
-// primitive on 4-d views.
-template <size_t D>
-Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
-               const ConvFuncOptions<D>& o) {
-  detail::check_defined(op, input, "input");
-  detail::check_defined(op, weight, "weight");
-  constexpr int64_t kDim = static_cast<int64_t>(D);
-  COHORT_CHECK(input.dim() == kDim + 1 || input.dim() == kDim + 2, op, ": expected a ", kDim + 1, "-d (unbatched) or ",
-               kDim + 2, "-d (batched) input ", dims_letters(D), ", got input of shape ", input.sizes());
-  COHORT_CHECK(weight.dim() == kDim + 2, op, ": expected a ", kDim + 2, "-d weight [out_channels, in_channels / groups, ",
-               kernel_letters(D), "], got weight of shape ", weight.sizes());
-  COHORT_CHECK_AS(TypeError, input.dtype() == weight.dtype(), op, ": expected input and weight to have the same dtype, got ",
-                  input.dtype(), " and ", weight.dtype(), "; hint: convert one with .to(", weight.dtype(), ")");
-  COHORT_CHECK_AS(TypeError, !bias.defined() || bias.dtype() == input.dtype(), op,
-                  ": expected bias to have the dtype of input and weight, got ", bias.dtype(), " and ", input.dtype());
-  COHORT_CHECK_AS(TypeError, input.dtype() != kBool, op, ": bool tensors are not supported");
-  detail::check_same_device(op, input, weight);
-  if (bias.defined()) detail::check_same_device(op, input, bias);
-
-  const int64_t groups = o.groups();
-  const bool batched = input.dim() == kDim + 2;
-  const int64_t channels = input.size(batched ? 1 : 0);
-  COHORT_CHECK(groups > 0, op, ": groups must be positive, got groups=", groups);
-  for (size_t d = 0; d < D; ++d) {
-    COHORT_CHECK(o.stride()[d] > 0, op, ": stride must be positive, got stride=", o.stride());
-    COHORT_CHECK(o.dilation()[d] > 0, op, ": dilation must be positive, got dilation=", o.dilation());
-  }
-  COHORT_CHECK(weight.size(0) % groups == 0, op, ": out_channels (weight.size(0) = ", weight.size(0),
-               ") must be divisible by groups=", groups, ", got weight of shape ", weight.sizes());
-  COHORT_CHECK(channels == weight.size(1) * groups, op, ": expected input of shape ", input.sizes(), " to have ",
-               weight.size(1) * groups, " channels (weight ", weight.sizes(), " takes ", weight.size(1),
-               " per group, times groups=", groups, "), got ", channels, " channels");
-  COHORT_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), op,
-               ": expected a 1-d bias of ", weight.size(0), " elements (weight ", weight.sizes(), "), got bias of shape ",
-               bias.sizes());
-
-  // Padding per side; kSame pads dilation * (k - 1) in total, the odd one at the end (as PyTorch).
-  std::array<int64_t, D> lo{}, hi{};
+template <size_t D, class Conv>
+Tensor conv_with(Conv conv, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                 const ConvFuncOptions<D>& o) {
   const auto& padding = o.padding();
-  if (std::holds_alternative<SamePadding>(padding)) {
-    for (size_t d = 0; d < D; ++d)
-      COHORT_CHECK(o.stride()[d] == 1, op, ": padding=same needs stride 1, got stride=", o.stride(),
-                   " (PyTorch refuses strided 'same' convolutions too); hint: give the padding as numbers");
-    for (size_t d = 0; d < D; ++d) {
-      const int64_t total = o.dilation()[d] * (weight.size(2 + d) - 1);
-      lo[d] = total / 2;
-      hi[d] = total - lo[d];
-    }
-  } else if (const auto* sizes = std::get_if<ExpandingArray<D>>(&padding)) {
-    for (size_t d = 0; d < D; ++d) {
-      COHORT_CHECK((*sizes)[d] >= 0, op, ": padding must be non-negative, got padding=", *sizes);
-      lo[d] = hi[d] = (*sizes)[d];
-    }
-  }
-  for (size_t d = 0; d < D; ++d) {
-    const int64_t size = input.size(input.dim() - kDim + static_cast<int64_t>(d)), k = weight.size(2 + d);
-    const int64_t padded = size + lo[d] + hi[d], span = o.dilation()[d] * (k - 1) + 1;
-    COHORT_CHECK(span <= padded, op, ": kernel of weight ", weight.sizes(), " (spanning ", span,
-                 " with dilation=", o.dilation(), ") is larger than the padded input (", padded, " = ", size, " + ",
-                 lo[d] + hi[d], " padding in spatial dim ", d, " of input ", input.sizes(), ")");
-  }
-
-  // To [N, C, H, W]: add the batch dim, and for conv1d an H of 1.
-  kernel::Conv2dParams p;
-  p.groups = groups;
-  for (size_t d = 0; d < D; ++d) {
-    const size_t k = d + 2 - D;  // conv1d's one dim is W
-    p.stride[k] = o.stride()[d], p.dilation[k] = o.dilation()[d], p.pad_lo[k] = lo[d], p.pad_hi[k] = hi[d];
-  }
-  Tensor x = batched ? input : input.unsqueeze(0), w = weight;
-  if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
-  Tensor out = convolution(x, w, bias, p);
-  if (D == 1) out = out.squeeze(2);
-  return batched ? out : out.squeeze(0);
+  if (const auto* sizes = std::get_if<ExpandingArray<D>>(&padding))
+    return conv(input, weight, bias, o.stride(), IntArrayRef(*sizes), o.dilation(), o.groups());
+  const char* mode = std::holds_alternative<SamePadding>(padding) ? "same" : "valid";
+  return conv(input, weight, bias, o.stride(), std::string_view(mode), o.dilation(), o.groups());
 }
+
+// The overload sets of cohort::conv1d/conv2d as callables (the padding picks the overload).
+struct Conv1d {
+  template <class... A>
+  Tensor operator()(A&&... a) const { return cohort::conv1d(std::forward<A>(a)...); }
+};
+struct Conv2d {
+  template <class... A>
+  Tensor operator()(A&&... a) const { return cohort::conv2d(std::forward<A>(a)...); }
+};
 
 }  // namespace
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions& options) {
-  return conv_nd<1>("conv1d", input, weight, options.bias(), options);
+  return conv_with<1>(Conv1d{}, input, weight, options.bias(), options);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options) {
-  return conv_nd<2>("conv2d", input, weight, options.bias(), options);
+  return conv_with<2>(Conv2d{}, input, weight, options.bias(), options);
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& options) {
-  return conv_nd<1>("conv1d", input, weight, bias, options);
+  return conv_with<1>(Conv1d{}, input, weight, bias, options);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& options) {
-  return conv_nd<2>("conv2d", input, weight, bias, options);
+  return conv_with<2>(Conv2d{}, input, weight, bias, options);
 }
 
 }  // namespace cohort::nn::functional

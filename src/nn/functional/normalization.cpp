@@ -3,7 +3,6 @@
 
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
-#include "ops/internal.h"
 
 namespace cohort::nn::functional {
 
@@ -24,7 +23,7 @@ void check_affine(const char* op, const Tensor& t, const char* what, IntArrayRef
 }  // namespace
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& o) {
-  detail::check_defined("layer_norm", input);
+  COHORT_CHECK(input.defined(), "layer_norm: the input tensor is undefined");
   const auto& shape = o.normalized_shape();
   const int64_t k = static_cast<int64_t>(shape.size());
   bool ok = k >= 1 && input.dim() >= k;
@@ -42,7 +41,7 @@ Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& o) {
 }
 
 Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& o) {
-  detail::check_defined("group_norm", input);
+  COHORT_CHECK(input.defined(), "group_norm: the input tensor is undefined");
   COHORT_CHECK(input.dim() >= 2, "group_norm: expected an input [N, C, ...] of at least 2 dims, got input of shape ",
                input.sizes());
   const int64_t N = input.size(0), C = input.size(1), G = o.num_groups();

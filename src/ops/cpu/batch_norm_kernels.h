@@ -1,5 +1,5 @@
 // Batch normalisation as fused plain loops (src/ops/cpu/batch_norm.cpp), float32 and float64.
-// Arguments are checked by src/nn/functional/batchnorm.cpp. N batch, C channels, S the product of
+// Arguments are checked by src/ops/batch_norm.cpp. N batch, C channels, S the product of
 // the remaining dims: x [N, C, S] (any strides), weight/bias/running stats [C] or undefined.
 // Per channel statistics are kept in double: mean and invstd = 1 / sqrt(var + eps), float64 [C].
 #pragma once

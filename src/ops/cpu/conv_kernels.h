@@ -1,6 +1,6 @@
 // Entry points of the 2-d convolution kernels (oneDNN for float32 in src/ops/dnnl/conv.cpp, plain
 // loops for every dtype in src/ops/cpu/conv_reference.cpp). Arguments are already checked by
-// src/nn/functional/conv.cpp; outputs are allocated contiguous; inputs may have any strides.
+// src/ops/convolution.cpp; outputs are allocated contiguous; inputs may have any strides.
 // N batch, C input channels, O output channels, G groups, H W input, P Q output, kH kW kernel:
 //   in [N, C, H, W], weight [O, C / G, kH, kW], bias [O], out [N, O, P, Q].
 #pragma once

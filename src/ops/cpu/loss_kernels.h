@@ -1,5 +1,5 @@
 // The negative log-likelihood over class indices as two plain loops (src/ops/cpu/nll_loss.cpp),
-// float32 and float64. Arguments are checked by src/nn/functional/loss.cpp, except the targets'
+// float32 and float64. Arguments are checked by src/ops/nll_loss.cpp, except the targets'
 // range, which only the loop sees. N samples, C classes: input [N, C] (any strides), target int64
 // [N] (any stride), weight [C] of input's dtype or undefined (every class weighs 1). A sample whose
 // target is ignore_index weighs 0.

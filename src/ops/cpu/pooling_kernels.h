@@ -1,5 +1,5 @@
 // Entry points of the 2-d pooling kernels, plain loops for every floating dtype: the max pool's forward
-// in src/ops/cpu/max_pool.cpp, everything else in src/ops/cpu/pooling.cpp. Arguments are already checked by src/nn/functional/pooling.cpp; outputs are
+// in src/ops/cpu/max_pool.cpp, everything else in src/ops/cpu/pooling.cpp. Arguments are already checked by src/ops/pooling.cpp; outputs are
 // allocated contiguous; inputs may have any strides.
 // N batch, C channels, H W input, P Q output, kH kW window: in [N, C, H, W], out [N, C, P, Q].
 #pragma once

@@ -1,24 +1,15 @@
 // Convolution (nn::functional, spelled as libtorch's torch::nn::functional):
 //   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(1).padding(1).groups(2))
 //   F::conv2d(x, w, b, F::Conv2dFuncOptions().padding(kSame))
-// conv2d: input [N, C, H, W] (or unbatched [C, H, W]), weight [O, C / groups, kH, kW], bias [O] or
-// undefined -> [N, O, P, Q] with P = (H + 2 pad - dilation (kH - 1) - 1) / stride + 1.
-// conv1d: input [N, C, L] (or [C, L]), weight [O, C / groups, k] -> [N, O, L'].
-// Padding: integers (both sides), kValid (no padding) or kSame (output size = input size; stride 1
-// only; an even effective kernel pads one more on the right/bottom, as PyTorch does).
-// float32 runs on oneDNN, float64 on plain loops. Differentiable w.r.t. input, weight and bias
-// (node "ConvolutionBackward0"); the backward is not itself differentiable (no double backward).
-// Throws cohort::Error naming the op and the shapes for a wrong input rank, channels that do not
-// match weight * groups, out channels not divisible by groups, a kernel larger than the padded
-// input, non-positive stride/dilation/groups, negative padding, kSame with stride > 1; TypeError
-// for mixed or non-floating dtypes.
+// The options resolve to cohort::conv1d / cohort::conv2d (cohort/ops/convolution.h), whose header
+// gives the shapes, the padding rules, the gradients and the errors.
 #pragma once
 
 #include <type_traits>
 #include <variant>
 
 #include "cohort/core/tensor.h"
-#include "cohort/nn/expanding_array.h"
+#include "cohort/core/expanding_array.h"
 
 namespace cohort {
 

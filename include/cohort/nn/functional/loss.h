@@ -6,15 +6,9 @@
 #include <optional>
 
 #include "cohort/core/tensor.h"
+#include "cohort/ops/loss.h"
 
-namespace cohort {
-
-enum class Reduction { None, Mean, Sum };
-inline constexpr Reduction kNone = Reduction::None;
-inline constexpr Reduction kMean = Reduction::Mean;
-inline constexpr Reduction kSum = Reduction::Sum;
-
-namespace nn::functional {
+namespace cohort::nn::functional {
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
@@ -39,8 +33,7 @@ struct CrossEntropyOptions {
 };
 using NLLLossOptions = CrossEntropyOptions;  // label_smoothing unused
 
-// input: log-probabilities [N, C] or [N, C, d1, ...]; target: int64 class indices [N] or [N, d1, ...].
-// kMean divides by the summed weights of the non-ignored targets.
+// cohort::nll_loss (ops/loss.h) with the options' weight, ignore_index and reduction.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossOptions& options = {});
 // input: logits [N, C, ...]; target: int64 class indices [N, ...], or class probabilities of input's shape.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options = {});
@@ -52,5 +45,4 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                                         const Tensor& pos_weight = {}, Reduction reduction = kMean);
 
-}  // namespace nn::functional
-}  // namespace cohort
+}  // namespace cohort::nn::functional

@@ -2,16 +2,9 @@
 //   F::max_pool2d(x, F::MaxPool2dFuncOptions(2))                     // [N, C, H, W] -> [N, C, H/2, W/2]
 //   F::avg_pool2d(x, F::AvgPool2dFuncOptions(3).stride(2).padding(1).count_include_pad(false))
 //   F::adaptive_avg_pool2d(x, F::AdaptiveAvgPool2dFuncOptions({7, 7}))  // -> [N, C, 7, 7]
-// Inputs are [N, C, H, W] or unbatched [C, H, W], float32 or float64. Output size per dim:
-//   P = floor_or_ceil((H + 2 padding - dilation (k - 1) - 1) / stride) + 1, where ceil_mode rounds up
-//   but drops a last window that would start in the right padding (PyTorch's rule).
-// stride defaults to kernel_size. Padding counts as -inf for max and (with count_include_pad, the
-// default) as zeros in avg's divisor. Adaptive pools: window i of an output of size P covers rows
-// floor(i H / P) to ceil((i + 1) H / P). float32 max/avg run on oneDNN, the rest on plain loops.
-// Differentiable w.r.t. the input (no double backward).
-// Throws cohort::Error naming the op for: a wrong input rank, non-positive kernel_size or stride,
-// padding greater than half the kernel, a window larger than the padded input, an empty output;
-// TypeError for non-floating inputs.
+// The options resolve to the ops of cohort/ops/pooling.h, whose header gives the output sizes, the
+// gradients and the errors. stride defaults to kernel_size; an adaptive pool's nullopt output size
+// keeps that input dim (PyTorch's None).
 #pragma once
 
 #include <array>
@@ -20,7 +13,7 @@
 #include <tuple>
 
 #include "cohort/core/tensor.h"
-#include "cohort/nn/expanding_array.h"
+#include "cohort/core/expanding_array.h"
 
 namespace cohort::nn::functional {
 

@@ -1,0 +1,31 @@
+// Batch normalisation, as libtorch's free function (note its argument order: the affine weight and
+// bias before the running statistics):
+//   batch_norm(x, weight, bias, running_mean, running_var, /*training=*/true, /*momentum=*/0.1, /*eps=*/1e-5)
+// input [N, C], [N, C, L] or [N, C, H, W] (any [N, C, ...]); weight, bias, running_mean, running_var
+// [C] or undefined. y = (x - mean) / sqrt(var + eps) * weight + bias per channel, where
+// - training: mean and the biased variance of the batch (over N and the trailing dims); defined
+//   running stats are updated in place: running = (1 - momentum) running + momentum batch, with the
+//   unbiased batch variance (PyTorch's rule);
+// - evaluation: the running stats (which must then be defined).
+// Differentiable w.r.t. input, weight and bias (node "NativeBatchNormBackward0"; no double backward).
+// Throws cohort::Error naming the op for: an input of fewer than 2 dims, stats or affine tensors of
+// the wrong size, running_mean and running_var not both defined, undefined running stats in
+// evaluation, training with one value per channel; TypeError for non-floating or mixed dtypes.
+#pragma once
+
+#include <utility>
+
+#include "cohort/core/tensor.h"
+
+namespace cohort {
+
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps);
+
+// The statistics a training batch_norm normalises with: per channel of input [N, C, ...], the mean
+// and the biased variance over every other dim, float64 [C] each, without autograd (what DataParallel
+// merges into exact running statistics). PyTorch's torch.batch_norm_stats returns the inverse
+// standard deviation instead.
+std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input);
+
+}  // namespace cohort

@@ -1,0 +1,86 @@
+// batch_norm: argument checks and the autograd node over the fused kernels of
+// ops/cpu/batch_norm_kernels.h (which also update the running statistics); batch_norm_stats.
+#include "cohort/ops/normalization.h"
+
+#include "cohort/autograd/grad_mode.h"
+#include "ops/cpu/batch_norm_kernels.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+using autograd::SavedTensor;
+
+namespace {
+
+void check_per_channel(const Tensor& t, const char* what, const Tensor& input) {
+  if (!t.defined()) return;
+  const int64_t C = input.size(1);
+  COHORT_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C,
+               "] (the channels of input ", input.sizes(), "), got ", what, " of shape ", t.sizes());
+  COHORT_CHECK_AS(TypeError, t.dtype() == input.dtype(), "batch_norm: expected ", what, " to have the dtype of input (",
+                  input.dtype(), "), got ", t.dtype(), "; hint: convert the module with .to(", input.dtype(), ")");
+  detail::check_same_device("batch_norm", input, t);
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps) {
+  detail::check_defined("batch_norm", input);
+  COHORT_CHECK(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 dims, got input of shape ",
+               input.sizes());
+  COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
+                  "batch_norm: expected a floating-point input (float32 or float64), got ", input.dtype());
+  check_per_channel(weight, "weight", input);
+  check_per_channel(bias, "bias", input);
+  check_per_channel(running_mean, "running_mean", input);
+  check_per_channel(running_var, "running_var", input);
+  COHORT_CHECK(running_mean.defined() == running_var.defined(),
+               "batch_norm: running_mean and running_var must both be defined or both undefined");
+  const int64_t C = input.size(1);
+  if (training) {
+    COHORT_CHECK(input.numel() > C, "batch_norm: expected more than 1 value per channel when training, got input of "
+                                    "shape ", input.sizes());
+  } else {
+    COHORT_CHECK(running_mean.defined(), "batch_norm: running_mean and running_var must be defined in evaluation "
+                                         "mode; hint: pass training=true to normalise with batch statistics");
+  }
+
+  Tensor out = detail::make_empty(input.sizes(), input.dtype(), input.device());
+  Tensor mean = detail::make_empty({C}, kFloat64, input.device()), invstd = detail::make_empty({C}, kFloat64, input.device());
+  kernel::batch_norm_forward(out, mean, invstd, input, weight, bias, running_mean, running_var, training, momentum, eps);
+  // The running statistics were updated in place: their version moves, as any in-place write's does
+  // (replica synchronisation and saved-tensor checks rely on it).
+  if (training && running_mean.defined()) {
+    running_mean.unsafe_impl()->storage()->bump_version();
+    running_var.unsafe_impl()->storage()->bump_version();
+  }
+  const bool x_grad = input.requires_grad(), w_grad = weight.defined() && weight.requires_grad(),
+             b_grad = bias.defined() && bias.requires_grad();
+  return autograd::record("NativeBatchNormBackward0", out, {input, weight, bias},
+                          [=, sx = SavedTensor(input), sw = SavedTensor(weight)](const Tensor& g) {
+    const Tensor x = sx.unpack(), w = sw.unpack();
+    Tensor dx = x_grad ? detail::make_empty(x.sizes(), g.dtype(), g.device()) : Tensor();
+    Tensor dw = w_grad ? detail::make_empty({C}, g.dtype(), g.device()) : Tensor();
+    Tensor db = b_grad ? detail::make_empty({C}, g.dtype(), g.device()) : Tensor();
+    kernel::batch_norm_backward(dx, dw, db, g, x, w, mean, invstd, training);
+    return std::vector<Tensor>{dx, dw, db};
+  });
+}
+
+std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input) {
+  detail::check_defined("batch_norm_stats", input);
+  COHORT_CHECK(input.dim() >= 2 && input.numel() > 0,
+               "batch_norm_stats: expected a non-empty input [N, C, ...] of at least 2 dims, got input of shape ",
+               input.sizes());
+  COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
+                  "batch_norm_stats: expected a floating-point input (float32 or float64), got ", input.dtype());
+  NoGradGuard no_grad;
+  const Tensor x = input.contiguous();
+  const int64_t C = x.size(1);
+  Tensor mean = detail::make_empty({C}, kFloat64, x.device()), m2 = detail::make_empty({C}, kFloat64, x.device());
+  kernel::batch_norm_stats(mean, m2, x);
+  return {mean, m2.div_(static_cast<double>(x.numel() / C))};
+}
+
+}  // namespace cohort

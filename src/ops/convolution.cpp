@@ -1,0 +1,151 @@
+// conv1d and conv2d: argument checks, padding modes, and the one differentiable primitive (a 2-d
+// convolution on [N, C, H, W]; conv1d runs it with H = 1). Kernels: ops/cpu/conv_kernels.h.
+#include "cohort/ops/convolution.h"
+
+#include <string>
+
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
+#include "ops/cpu/conv_kernels.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+using autograd::SavedTensor;
+
+namespace {
+
+// The primitive: x [N, C, H, W], w [O, C / groups, kH, kW], b [O] or undefined, all checked.
+Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kernel::Conv2dParams& p) {
+  Shape out_sizes{x.size(0), w.size(0), 0, 0};
+  for (int d = 0; d < 2; ++d)
+    out_sizes[2 + d] = (x.size(2 + d) + p.pad_lo[d] + p.pad_hi[d] - p.dilation[d] * (w.size(2 + d) - 1) - 1) /
+                           p.stride[d] + 1;
+  Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
+  kernel::conv2d_forward(out, x, w, b, p);
+  const bool x_grad = x.requires_grad(), w_grad = w.requires_grad(), b_grad = b.defined() && b.requires_grad();
+  return autograd::record("ConvolutionBackward0", out, {x, w, b},
+                          [=, sx = SavedTensor(w_grad ? x : Tensor()), sw = SavedTensor(x_grad ? w : Tensor()),
+                           x_sizes = x.sizes().vec(), w_sizes = w.sizes().vec()](const Tensor& g) {
+    Tensor dx, dw, db;
+    if (x_grad) dx = detail::make_empty(x_sizes, g.dtype(), g.device());
+    if (w_grad) {
+      dw = detail::make_empty(w_sizes, g.dtype(), g.device());
+      if (b_grad) db = detail::make_empty({w_sizes[0]}, g.dtype(), g.device());
+    }
+    if (x_grad || w_grad) kernel::conv2d_backward(dx, dw, db, g, sx.unpack(), sw.unpack(), p);
+    if (b_grad && !w_grad) db = sum(g, {0, 2, 3});
+    return std::vector<Tensor>{dx, dw, db};
+  });
+}
+
+const char* dims_letters(size_t D) { return D == 1 ? "[N, C, L]" : "[N, C, H, W]"; }
+const char* kernel_letters(size_t D) { return D == 1 ? "k" : "kH, kW"; }
+
+enum class PaddingMode { Explicit, Same, Valid };
+
+PaddingMode padding_mode(const char* op, std::string_view padding) {
+  if (padding == "same") return PaddingMode::Same;
+  if (padding == "valid") return PaddingMode::Valid;
+  throw Error(detail::str(op, ": expected padding \"same\" or \"valid\", got \"", std::string(padding),
+                          "\"; hint: give the padding as numbers otherwise"));
+}
+
+// Checks the arguments of conv1d/conv2d (op names which), resolves the padding (`sizes` when mode is
+// Explicit), and runs the primitive on 4-d views.
+template <size_t D>
+Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride_arg,
+               PaddingMode mode, IntArrayRef sizes, IntArrayRef dilation_arg, int64_t groups) {
+  detail::check_defined(op, input, "input");
+  detail::check_defined(op, weight, "weight");
+  constexpr int64_t kDim = static_cast<int64_t>(D);
+  COHORT_CHECK(input.dim() == kDim + 1 || input.dim() == kDim + 2, op, ": expected a ", kDim + 1, "-d (unbatched) or ",
+               kDim + 2, "-d (batched) input ", dims_letters(D), ", got input of shape ", input.sizes());
+  COHORT_CHECK(weight.dim() == kDim + 2, op, ": expected a ", kDim + 2, "-d weight [out_channels, in_channels / groups, ",
+               kernel_letters(D), "], got weight of shape ", weight.sizes());
+  COHORT_CHECK_AS(TypeError, input.dtype() == weight.dtype(), op, ": expected input and weight to have the same dtype, got ",
+                  input.dtype(), " and ", weight.dtype(), "; hint: convert one with .to(", weight.dtype(), ")");
+  COHORT_CHECK_AS(TypeError, !bias.defined() || bias.dtype() == input.dtype(), op,
+                  ": expected bias to have the dtype of input and weight, got ", bias.dtype(), " and ", input.dtype());
+  COHORT_CHECK_AS(TypeError, input.dtype() != kBool, op, ": bool tensors are not supported");
+  detail::check_same_device(op, input, weight);
+  if (bias.defined()) detail::check_same_device(op, input, bias);
+
+  const auto stride = detail::expand_param<D>(op, "stride", stride_arg);
+  const auto dilation = detail::expand_param<D>(op, "dilation", dilation_arg);
+  const bool batched = input.dim() == kDim + 2;
+  const int64_t channels = input.size(batched ? 1 : 0);
+  COHORT_CHECK(groups > 0, op, ": groups must be positive, got groups=", groups);
+  for (size_t d = 0; d < D; ++d) {
+    COHORT_CHECK(stride[d] > 0, op, ": stride must be positive, got stride=", stride);
+    COHORT_CHECK(dilation[d] > 0, op, ": dilation must be positive, got dilation=", dilation);
+  }
+  COHORT_CHECK(weight.size(0) % groups == 0, op, ": out_channels (weight.size(0) = ", weight.size(0),
+               ") must be divisible by groups=", groups, ", got weight of shape ", weight.sizes());
+  COHORT_CHECK(channels == weight.size(1) * groups, op, ": expected input of shape ", input.sizes(), " to have ",
+               weight.size(1) * groups, " channels (weight ", weight.sizes(), " takes ", weight.size(1),
+               " per group, times groups=", groups, "), got ", channels, " channels");
+  COHORT_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)), op,
+               ": expected a 1-d bias of ", weight.size(0), " elements (weight ", weight.sizes(), "), got bias of shape ",
+               bias.sizes());
+
+  // Padding per side; "same" pads dilation * (k - 1) in total, the odd one at the end (as PyTorch).
+  std::array<int64_t, D> lo{}, hi{};
+  if (mode == PaddingMode::Same) {
+    for (size_t d = 0; d < D; ++d)
+      COHORT_CHECK(stride[d] == 1, op, ": padding=same needs stride 1, got stride=", stride,
+                   " (PyTorch refuses strided 'same' convolutions too); hint: give the padding as numbers");
+    for (size_t d = 0; d < D; ++d) {
+      const int64_t total = dilation[d] * (weight.size(2 + d) - 1);
+      lo[d] = total / 2;
+      hi[d] = total - lo[d];
+    }
+  } else if (mode == PaddingMode::Explicit) {
+    const auto padding = detail::expand_param<D>(op, "padding", sizes);
+    for (size_t d = 0; d < D; ++d) {
+      COHORT_CHECK(padding[d] >= 0, op, ": padding must be non-negative, got padding=", padding);
+      lo[d] = hi[d] = padding[d];
+    }
+  }
+  for (size_t d = 0; d < D; ++d) {
+    const int64_t size = input.size(input.dim() - kDim + static_cast<int64_t>(d)), k = weight.size(2 + d);
+    const int64_t padded = size + lo[d] + hi[d], span = dilation[d] * (k - 1) + 1;
+    COHORT_CHECK(span <= padded, op, ": kernel of weight ", weight.sizes(), " (spanning ", span,
+                 " with dilation=", dilation, ") is larger than the padded input (", padded, " = ", size, " + ",
+                 lo[d] + hi[d], " padding in spatial dim ", d, " of input ", input.sizes(), ")");
+  }
+
+  // To [N, C, H, W]: add the batch dim, and for conv1d an H of 1.
+  kernel::Conv2dParams p;
+  p.groups = groups;
+  for (size_t d = 0; d < D; ++d) {
+    const size_t k = d + 2 - D;  // conv1d's one dim is W
+    p.stride[k] = stride[d], p.dilation[k] = dilation[d], p.pad_lo[k] = lo[d], p.pad_hi[k] = hi[d];
+  }
+  Tensor x = batched ? input : input.unsqueeze(0), w = weight;
+  if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
+  Tensor out = convolution(x, w, bias, p);
+  if (D == 1) out = out.squeeze(2);
+  return batched ? out : out.squeeze(0);
+}
+
+}  // namespace
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return conv_nd<1>("conv1d", input, weight, bias, stride, PaddingMode::Explicit, padding, dilation, groups);
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd<1>("conv1d", input, weight, bias, stride, padding_mode("conv1d", padding), {}, dilation, groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return conv_nd<2>("conv2d", input, weight, bias, stride, PaddingMode::Explicit, padding, dilation, groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  return conv_nd<2>("conv2d", input, weight, bias, stride, padding_mode("conv2d", padding), {}, dilation, groups);
+}
+
+}  // namespace cohort

@@ -1,0 +1,57 @@
+// embedding: index_select on the flattened indices, with a backward that scatters the gradient rows
+// (skipping padding_idx).
+#include "cohort/ops/embedding.h"
+
+#include <sstream>
+
+#include "cohort/ops/creation.h"
+#include "cohort/ops/indexing.h"
+#include "cohort/ops/pointwise.h"
+#include "ops/internal.h"
+
+namespace cohort {
+
+namespace {
+
+std::string position_string(IntArrayRef sizes, int64_t flat) {
+  std::vector<int64_t> index(sizes.size());
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    index[d] = flat % sizes[d];
+    flat /= sizes[d];
+  }
+  std::ostringstream os;
+  os << IntArrayRef(index);
+  return os.str();
+}
+
+}  // namespace
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
+  COHORT_CHECK(indices.defined() && weight.defined(), "embedding: indices and weight must be defined");
+  COHORT_CHECK_AS(TypeError, indices.dtype() == kInt64 || indices.dtype() == kInt32,
+                  "embedding: expected int64 or int32 indices, got ", indices.dtype());
+  COHORT_CHECK(weight.dim() == 2, "embedding: expected a 2-d weight [num_embeddings, embedding_dim], got weight of shape ",
+               weight.sizes());
+  const int64_t V = weight.size(0), D = weight.size(1);
+  COHORT_CHECK(padding_idx < V, "embedding: padding_idx must be within num_embeddings (", V, "), got padding_idx=",
+               padding_idx);
+  Tensor flat = indices.to(kInt64).reshape({-1}).contiguous();
+  const int64_t* idx = flat.data_ptr<int64_t>();
+  for (int64_t i = 0; i < flat.numel(); ++i)
+    COHORT_CHECK_AS(IndexError, idx[i] >= 0 && idx[i] < V, "embedding: index ", idx[i], " is out of range for ", V,
+                    " embeddings (weight ", weight.sizes(), "), at position ", position_string(indices.sizes(), i),
+                    " of indices of shape ", indices.sizes());
+  Tensor rows = index_select(weight.detach(), 0, flat);
+  rows = autograd::record("EmbeddingBackward0", rows, {weight},
+                          [flat, padding_idx, V, D, dtype = weight.dtype()](const Tensor& g) {
+    Tensor grad = g;
+    if (padding_idx >= 0) grad = masked_fill(grad, eq(flat, padding_idx).unsqueeze(1), 0);
+    Tensor index = flat.unsqueeze(1).expand({flat.numel(), D}).contiguous();
+    return std::vector<Tensor>{scatter_add(zeros({V, D}, dtype), 0, index, grad)};
+  });
+  Shape out_sizes = indices.sizes().vec();
+  out_sizes.push_back(D);
+  return rows.reshape(out_sizes);
+}
+
+}  // namespace cohort
