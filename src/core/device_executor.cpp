@@ -11,8 +11,9 @@
 //
 // Order. When both kinds are queued they take turns: after a plain job the highest ranked job runs,
 // after a ranked job the oldest plain job. Neither kind starves the other: a job waits at most for
-// the jobs of its own kind ahead of it and one job of the other kind per each of them. (In a training
-// step the two do not overlap: forward's replicas have returned before backward queues nodes.)
+// the jobs of its own kind ahead of it (for a ranked job: ranked higher, even if queued later) and
+// one job of the other kind before each of them and before itself. (In a training step the two do
+// not overlap: forward's replicas have returned before backward queues nodes.)
 //
 // Waiting. A job must never wait for a job queued behind it on its own thread. cohort's own waits
 // keep that rule: parallel_apply called on an executor thread runs its replicas inline, one after
@@ -20,8 +21,10 @@
 // backward in its forward) queues its nodes of that device here as ranked jobs and waits in
 // run_ranked_until, which runs this device's ranked jobs, of that pass or of any other, until the
 // pass is done. Ranked jobs never wait for plain ones (parallel_apply inside them runs inline), so
-// that wait always ends; plain jobs queued meanwhile run after the job that waits. A wait that cohort
-// does not control (sync batch norm's rendezvous between replicas) may only wait for other devices.
+// that wait always ends; plain jobs queued meanwhile run after the job that waits. Other waits run
+// nothing: a replica blocked in sync batch norm's rendezvous holds its thread, so a backward pass
+// in another replica's forward that has nodes on that device (autograd::grad reaching the master's
+// parameters on cpu:0) waits for it, and if the rendezvous waits for that replica in turn, it times out.
 //
 // Errors. A job catches its own exceptions (the engine stores them in its task, parallel_apply in
 // its error list). One that escapes anyway is printed to stderr with the device's name, and the
