@@ -3,29 +3,36 @@
 // Note [Backward engine]
 // backward() first counts, for every node reachable from the roots, how many edges lead into it.
 // A node is ready when all of them have delivered their gradient (summed in its input buffer).
-// Ready nodes run on their device's worker: nodes on the device of the first root run on the
-// calling thread, nodes on other devices on one persistent worker thread per device, so the parts
-// of a graph that live on different devices (data-parallel replicas) run their backward at the same
-// time. Among ready nodes the one created last runs first (PyTorch's order), which lets gradients of
-// the last layers finish early. The first error stops scheduling; it is rethrown on the calling
-// thread once the nodes in flight are done, so nothing hangs. Callbacks queued during the pass run
-// on the calling thread at its end. Each device worker runs with its device's share of the intra-op
-// threads, and so does the calling thread while a graph spans several devices (Note [Threads per
-// device] in src/core/threads.cpp), so a data-parallel backward never starts more threads than cores.
+// Ready nodes run on their device's thread. The calling thread stands for one device: on a device
+// executor's thread (a hook or a replica calling backward) that executor's device, on any other
+// thread the device of the first root. Nodes on that device run on the calling thread; nodes on
+// other devices run on their device's executor (Note [Device executor] in src/core/
+// device_executor.cpp), the thread that also runs that device's parallel_apply replicas, so the parts
+// of a graph on different devices (data-parallel replicas) run their backward at the same time and
+// each device keeps one OpenMP pool. Among ready nodes the one created last runs first (PyTorch's
+// order), which lets gradients of the last layers finish early. The first error stops scheduling; it
+// is rethrown on the calling thread once the nodes in flight are done, so nothing hangs. Callbacks
+// queued during the pass run on the calling thread at its end. Executors run with their device's
+// share of the intra-op threads, and so does the calling thread while a graph spans several devices
+// (Note [Threads per device] in src/core/threads.cpp), so a data-parallel backward never starts more
+// threads than cores.
+// A pass started on an executor's thread queues its own device's nodes on that executor and waits in
+// run_ranked_until, which keeps running them (and the device's other ready nodes): waiting for work
+// queued to its own thread cannot block it.
 #include "cohort/autograd/engine.h"
 
+#include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <mutex>
 #include <queue>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "autograd/engine_state.h"
 #include "autograd/function_node.h"
 #include "autograd/meta.h"
+#include "core/device_executor.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/threads.h"
 #include "cohort/ops/creation.h"
@@ -38,11 +45,11 @@ namespace {
 
 struct GraphTask;
 
-// The task is owned by the thread that called backward(), which waits until every scheduled node has
-// finished; workers hold a plain pointer and never touch the task after their last decrement.
+// A ready node of the calling thread's device. The task is owned by the thread that called
+// backward(), which waits until every scheduled node has finished; executors hold a plain pointer
+// and never touch the task after their last decrement.
 struct ReadyItem {
   uint64_t sequence_nr;
-  GraphTask* task;
   Node* node;
   bool operator<(const ReadyItem& o) const { return sequence_nr < o.sequence_nr; }
 };
@@ -52,10 +59,14 @@ struct GraphTask {
   std::condition_variable cv;
   std::unordered_map<Node*, int> dependencies;
   std::unordered_map<Node*, Tensor> buffers;
-  std::priority_queue<ReadyItem> local_ready;  // nodes on the calling thread's device
+  std::priority_queue<ReadyItem> local_ready;  // the calling thread's nodes, unless it is an executor's
   int outstanding = 0;                         // scheduled and not yet finished
   std::exception_ptr error;
   Device owner_device;
+  // Set when backward() was called on an executor's thread: the owner's nodes are queued there, and
+  // the owner waits in run_ranked_until(finished) instead of on cv.
+  detail::DeviceExecutor* owner_executor = nullptr;
+  std::atomic<bool> finished{false};
   bool create_graph = false;
   // For grad(): gradients arriving at these nodes are captured instead of applied.
   bool grad_call = false;
@@ -68,37 +79,6 @@ thread_local GraphTask* t_current_task = nullptr;
 thread_local Node* t_current_node = nullptr;
 
 void schedule(GraphTask* task, Node* node);  // task->mutex held
-
-class DeviceWorker {
- public:
-  explicit DeviceWorker(int device_index) : device_index_(device_index), thread_([this] { run(); }) {
-    thread_.detach();  // lives for the process; never destroyed (see workers())
-  }
-  void push(ReadyItem item) {
-    {
-      std::lock_guard<std::mutex> l(mutex_);
-      queue_.push(std::move(item));
-    }
-    cv_.notify_one();
-  }
-
- private:
-  void run();
-  int device_index_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::priority_queue<ReadyItem> queue_;
-  std::thread thread_;
-};
-
-DeviceWorker& worker(int device_index) {
-  static std::mutex m;
-  static auto* all = new std::unordered_map<int, DeviceWorker*>();  // leaked: threads outlive statics
-  std::lock_guard<std::mutex> l(m);
-  auto& w = (*all)[device_index];
-  if (!w) w = new DeviceWorker(device_index);
-  return *w;
-}
 
 void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < grads.size(); ++i) {
@@ -154,6 +134,7 @@ void execute(GraphTask* task, Node* node) {
     if (!task->error) task->error = std::current_exception();
   }
   t_current_task = previous_task;
+  detail::DeviceExecutor* owner = nullptr;
   {
     std::lock_guard<std::mutex> l(task->mutex);
     const auto& next = node->next_functions();
@@ -167,33 +148,22 @@ void execute(GraphTask* task, Node* node) {
       if (--task->dependencies[n] == 0) schedule(task, n);
     }
     grads.clear();  // nothing of this node's outlives the decrement below
-    if (--task->outstanding == 0) task->cv.notify_all();
-  }
-}
-
-void DeviceWorker::run() {
-  for (;;) {
-    ReadyItem item;
-    {
-      std::unique_lock<std::mutex> l(mutex_);
-      cv_.wait(l, [this] { return !queue_.empty(); });
-      item = queue_.top();
-      queue_.pop();
+    if (--task->outstanding == 0) {
+      task->finished.store(true, std::memory_order_release);
+      owner = task->owner_executor;
+      task->cv.notify_all();
     }
-    int threads = device_num_threads(Device(kCPU, device_index_));
-    if (threads != get_num_threads()) set_num_threads(threads);
-    execute(item.task, item.node);
   }
+  if (owner) owner->wake();  // the task may be gone; the executor lives for the process
 }
 
 void schedule(GraphTask* task, Node* node) {
   ++task->outstanding;
-  ReadyItem item{node->sequence_nr(), task, node};
-  if (node->device() == task->owner_device) {
-    task->local_ready.push(std::move(item));
+  if (node->device() == task->owner_device && !task->owner_executor) {
+    task->local_ready.push(ReadyItem{node->sequence_nr(), node});
     task->cv.notify_all();
   } else {
-    worker(node->device().index()).push(std::move(item));
+    detail::DeviceExecutor::of(node->device()).post_ranked(node->sequence_nr(), [task, node] { execute(task, node); });
   }
 }
 
@@ -228,7 +198,8 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
     roots.push_back(gradient_edge(out));
     root_grads.push_back(g);
   }
-  task->owner_device = roots[0]->device();
+  task->owner_executor = detail::DeviceExecutor::current();
+  task->owner_device = task->owner_executor ? task->owner_executor->device() : roots[0]->device();
 
   // Count the edges into every reachable node.
   std::vector<Node*> stack;
@@ -261,7 +232,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
     }
   }
 
-  // The calling thread is the owner device's worker for this pass; see Note [Threads per device].
+  // The calling thread works for the owner device in this pass; see Note [Threads per device].
   const int caller_threads = get_num_threads();
   if (multi_device) set_num_threads(device_num_threads(task->owner_device));
   {
@@ -275,6 +246,12 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
       if (task->dependencies[r.get()] == 0 && scheduled.insert(r.get()).second) schedule(task.get(), r.get());
 
     // The calling thread works the queue of its own device until the whole graph is done.
+    if (task->owner_executor) {
+      if (task->outstanding == 0) task->finished.store(true, std::memory_order_release);
+      l.unlock();
+      task->owner_executor->run_ranked_until(task->finished);
+      l.lock();
+    }
     while (task->outstanding > 0) {
       task->cv.wait(l, [&] { return task->outstanding == 0 || !task->local_ready.empty(); });
       if (task->local_ready.empty()) continue;

@@ -6,10 +6,11 @@
 // among the devices in use: divide_threads_among(devices) gives each core_count()/n threads, the
 // first core_count()%n one more (at least 1: more devices than cores oversubscribe, as warned by
 // set_device_count). The shares live in one table indexed by device, written by parallel_apply
-// before every call and read by its replica threads and by the autograd engine's device workers, so
+// before every call and read by each device's executor thread before every job it runs (replicas'
+// forward and the backward nodes of that device: Note [Device executor] in device_executor.cpp), so
 // forward and backward use the same division. A device never divided gets core_count()/device_count().
-// The table only applies to work running *for a device* on a device thread; the user's own thread
-// keeps its get_num_threads() (the engine narrows it only while a backward spans several devices).
+// The table only applies to work running *for a device* on its executor's thread; the user's own
+// thread keeps its get_num_threads() (the engine narrows it only while a backward spans several devices).
 #include "cohort/core/threads.h"
 
 #include <omp.h>

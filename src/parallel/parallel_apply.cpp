@@ -1,5 +1,6 @@
-// parallel_apply's runner: jobs on device threads, the caller's thread-local state carried over,
-// every failure collected into one error.
+// parallel_apply's runner: each replica a job on its device's executor thread (Note [Device
+// executor] in src/core/device_executor.cpp), the caller's thread-local state carried over, every
+// failure collected into one error.
 //
 // Note [Replica RNG]
 // A replica that draws random numbers (dropout, noise in forward) must not share the caller's
@@ -24,7 +25,7 @@
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
 #include "cohort/core/threads.h"
-#include "parallel/device_threads.h"
+#include "core/device_executor.h"
 
 namespace cohort::parallel::detail {
 
@@ -76,9 +77,9 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
         errors[r] = std::current_exception();
       }
     };
-    if (on_device_thread()) {
-      // A nested call (a replica that is itself data-parallel) runs its replicas in turn, since its
-      // own device's thread is busy running it.
+    if (cohort::detail::DeviceExecutor::current()) {
+      // A nested call (a replica that is itself data-parallel, or a hook during a replica's backward)
+      // runs its replicas in turn, since its own device's thread is busy running it.
       for (size_t r = 0; r < jobs.size(); ++r) run(r);
     } else {
       divide_threads_among(devices);
@@ -86,7 +87,7 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
       std::condition_variable done;
       size_t remaining = jobs.size();
       for (size_t r = 0; r < jobs.size(); ++r) {
-        run_on_device_thread(jobs[r].device, [&, r] {
+        cohort::detail::DeviceExecutor::of(jobs[r].device).post([&, r] {
           run(r);
           std::lock_guard<std::mutex> l(m);
           if (--remaining == 0) done.notify_all();

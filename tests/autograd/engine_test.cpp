@@ -1,5 +1,5 @@
 // The backward engine: accumulation, retain_graph, hooks, version counters, anomaly mode, callbacks,
-// autograd::grad, and concurrent backward of graph parts on different devices.
+// autograd::grad, concurrent backward of graph parts on different devices, on their executor threads.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,10 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include <cohort/cohort.h>
+
+#include "core/device_executor.h"
 
 using namespace cohort;
 using cohort::testing::error_of;
@@ -245,6 +248,44 @@ TEST(Autograd, BranchesOnTwoDevicesRunConcurrently) {
   EXPECT_TRUE(both_seen);
   EXPECT_NE(remote_thread, main_thread);
   EXPECT_TRUE(w.grad().allclose(full({8}, 5.0)));
+}
+
+// Note [Device executor]: a device's backward nodes run on the thread that runs its parallel_apply
+// replicas, so forward and backward of a device share one OpenMP pool.
+TEST(Autograd, NodesOnAnotherDeviceRunOnThatDevicesExecutorThread) {
+  set_device_count(std::max(2, device_count()));
+  std::promise<std::thread::id> executor_thread;
+  detail::DeviceExecutor::of(Device("cpu:1")).post([&] { executor_thread.set_value(std::this_thread::get_id()); });
+  Tensor w = randn({4}, requires_grad());
+  Tensor remote = w.to(Device("cpu:1")) * 1;
+  std::thread::id hook_thread;
+  remote.register_hook([&](const Tensor&) { hook_thread = std::this_thread::get_id(); });
+  (remote * 2).sum().to(Device("cpu:0")).backward();
+  EXPECT_EQ(hook_thread, executor_thread.get_future().get());
+  EXPECT_TRUE(w.grad().allclose(full({4}, 2.0)));
+}
+
+// A pass started on cpu:1's thread (in a hook) whose first root is on cpu:0 and whose other nodes
+// are on cpu:1: the waiting thread runs its own device's nodes (Note [Backward engine]).
+TEST(Autograd, ABackwardStartedOnADeviceThreadRunsThatDevicesNodesWhileItWaits) {
+  set_device_count(std::max(2, device_count()));
+  Tensor w = randn({4}, requires_grad());
+  Tensor remote = w.to(Device("cpu:1")) * 1;
+  Tensor inner_grad;
+  std::thread::id hook_thread, inner_thread;
+  remote.register_hook([&](const Tensor&) {
+    hook_thread = std::this_thread::get_id();
+    EnableGradGuard enable;
+    Tensor z = tensor({1.0, 2.0}, kFloat64).to(Device("cpu:1")).requires_grad_();
+    Tensor y = z * z;
+    y.register_hook([&](const Tensor&) { inner_thread = std::this_thread::get_id(); });
+    inner_grad = autograd::grad({y.sum().to(Device("cpu:0"))}, {z})[0];
+  });
+  (remote * 2).sum().to(Device("cpu:0")).backward();
+  EXPECT_EQ(inner_thread, hook_thread);
+  EXPECT_EQ(inner_grad.device(), Device("cpu:1"));
+  EXPECT_TRUE(inner_grad.to(Device("cpu:0")).allclose(tensor({2.0, 4.0}, kFloat64)));
+  EXPECT_TRUE(w.grad().allclose(full({4}, 2.0)));
 }
 
 TEST(Autograd, InPlaceOpsThatSaveTheirInputStillDifferentiate) {

@@ -1,8 +1,10 @@
 // parallel_apply: one thread per device, grad mode carried over, one error naming every failed
-// replica, random tensors that do not depend on the split; the replicas' backward on the device workers.
+// replica, random tensors that do not depend on the split; the replicas' backward on the threads that
+// ran their forward; backward inside a replica and parallel_apply inside backward.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -121,40 +123,91 @@ TEST_F(ParallelApply, RandomTensorsInForwardAreSlicesOfOneDevicesDraw) {
   EXPECT_TRUE(equal(randn({3}), expected));
 }
 
-// Backward of each replica runs on its device's engine worker, with that device's thread share.
+// Backward of each replica runs on the thread that ran its forward (its device's executor, Note
+// [Device executor]), with that device's thread share; cpu:0's backward runs on the caller, the
+// engine's owner thread (Note [Backward engine]).
 struct ThreadProbe : nn::Cloneable<ThreadProbe> {
+  using Probes = std::pair<std::mutex, std::vector<std::tuple<std::string, Device, std::thread::id, int>>>;
   ThreadProbe() { reset(); }
   void reset() override { fc = register_module("fc", nn::Linear(2, 2)); }
   Tensor forward(const Tensor& x) {
-    Tensor h = fc(x);
     Device d = x.device();
     auto record = probes;
-    h.register_hook([record, d](const Tensor&) {
+    auto note = [record, d](const char* pass) {
       std::lock_guard<std::mutex> l(record->first);
-      record->second.emplace_back(d, std::this_thread::get_id(), get_num_threads());
-    });
+      record->second.emplace_back(pass, d, std::this_thread::get_id(), get_num_threads());
+    };
+    note("forward");
+    Tensor h = fc(x);
+    h.register_hook([note](const Tensor&) { note("backward"); });
     return h;
   }
   nn::Linear fc{nullptr};
-  std::shared_ptr<std::pair<std::mutex, std::vector<std::tuple<Device, std::thread::id, int>>>> probes =
-      std::make_shared<std::pair<std::mutex, std::vector<std::tuple<Device, std::thread::id, int>>>>();
+  std::shared_ptr<Probes> probes = std::make_shared<Probes>();
 };
 
-TEST_F(ParallelApply, ReplicaBackwardRunsOnDeviceWorkersWithTheirThreadShare) {
+TEST_F(ParallelApply, ReplicaBackwardRunsOnItsForwardsThreadWithItsThreadShare) {
   auto net = std::make_shared<ThreadProbe>();
   nn::DataParallel<ThreadProbe> dp(net, devices);
   const int caller_threads = get_num_threads();
   dp.forward(randn({6, 2})).sum().backward();
   EXPECT_EQ(get_num_threads(), caller_threads);  // restored after the pass
-  ASSERT_EQ(net->probes->second.size(), 3u);
-  for (const auto& [device, thread, threads] : net->probes->second) {
-    EXPECT_EQ(threads, device_num_threads(device)) << device;
-    if (device != Device("cpu:0")) {
+  ASSERT_EQ(net->probes->second.size(), 6u);
+  std::map<Device, std::thread::id> forward_thread;
+  for (const auto& [pass, device, thread, threads] : net->probes->second) {
+    EXPECT_EQ(threads, device_num_threads(device)) << pass << " on " << device;
+    if (pass == "forward") {
+      forward_thread[device] = thread;
       EXPECT_NE(thread, std::this_thread::get_id()) << device;
+    } else if (device != Device("cpu:0")) {
+      EXPECT_EQ(thread, forward_thread.at(device)) << device;
     } else {
       EXPECT_EQ(thread, std::this_thread::get_id());
     }
   }
+}
+
+// A replica that runs a backward pass inside its forward (a gradient penalty, say): its device's
+// thread waits for the pass and runs the pass's nodes on its device itself.
+struct InputGradient : nn::Module {
+  Tensor forward(const Tensor& x) {
+    EnableGradGuard enable;
+    Tensor z = x.detach().requires_grad_();
+    return autograd::grad({(z * z * z).sum()}, {z})[0];
+  }
+};
+
+TEST_F(ParallelApply, AReplicaMayRunBackwardInItsForward) {
+  std::vector<std::shared_ptr<InputGradient>> replicas{std::make_shared<InputGradient>(),
+                                                       std::make_shared<InputGradient>(),
+                                                       std::make_shared<InputGradient>()};
+  Tensor x = randn({9, 2});
+  auto p = parallel::plan(devices, {}, x);
+  auto inputs = parallel::scatter(p, x);
+  auto out = parallel::parallel_apply(replicas, inputs, p.devices);
+  Tensor whole = cat({out[0], out[1].to("cpu:0"), out[2].to("cpu:0")});
+  EXPECT_TRUE(allclose(whole, x * x * 3));
+}
+
+// parallel_apply in a hook that runs on a device's thread runs its replicas inline there: that
+// thread is busy with the hook, so a replica queued to it would wait for the hook.
+TEST_F(ParallelApply, InsideABackwardHookOnADeviceThreadTheReplicasRunInline) {
+  std::vector<std::shared_ptr<Probe>> probes{std::make_shared<Probe>(), std::make_shared<Probe>()};
+  std::vector<Device> two{"cpu:0", "cpu:1"};
+  Tensor w = randn({4}, requires_grad());
+  Tensor remote = w.to(Device("cpu:1")) * 1;
+  std::thread::id hook_thread;
+  std::vector<Tensor> outputs;
+  remote.register_hook([&](const Tensor&) {
+    hook_thread = std::this_thread::get_id();
+    std::vector<std::tuple<Tensor>> inputs{{ones({2})}, {ones({3}, TensorOptions().device("cpu:1"))}};
+    outputs = parallel::parallel_apply(probes, inputs, two);
+  });
+  (remote * 2).sum().to(Device("cpu:0")).backward();
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_TRUE(equal(outputs[1].to("cpu:0"), full({3}, 2.0)));
+  EXPECT_NE(hook_thread, std::this_thread::get_id());
+  for (auto& p : probes) EXPECT_EQ(p->thread, hook_thread);
 }
 
 }  // namespace

@@ -1,0 +1,161 @@
+// The per-device executor threads: two queues, one thread, the device's share of the cores.
+//
+// Note [Device executor]
+// Work done for device cpu:k away from the user's thread runs on cpu:k's one persistent thread:
+// parallel_apply's replicas (plain jobs, first in first out) and the backward engine's ready nodes
+// of cpu:k (ranked jobs, the highest sequence number first: Note [Backward engine]). One thread per
+// device means one OpenMP pool per device, warmed by the forward and reused by the backward, where
+// separate threads would each start and keep a pool of their own. Before every job the thread takes
+// the device's share of the cores (Note [Threads per device] in threads.cpp), so a job that changed
+// its thread count does not change the next job's.
+//
+// Order. When both kinds are queued they take turns: after a plain job the highest ranked job runs,
+// after a ranked job the oldest plain job. Neither kind starves the other: a job waits at most for
+// the jobs of its own kind ahead of it (for a ranked job: ranked higher, even if queued later) and
+// one job of the other kind before each of them and before itself. (In a training step the two do
+// not overlap: forward's replicas have returned before backward queues nodes.)
+//
+// Waiting. A job must never wait for a job queued behind it on its own thread. cohort's own waits
+// keep that rule: parallel_apply called on an executor thread runs its replicas inline, one after
+// the other; a backward pass started on an executor thread (a hook calling grad(), a replica calling
+// backward in its forward) queues its nodes of that device here as ranked jobs and waits in
+// run_ranked_until, which runs this device's ranked jobs, of that pass or of any other, until the
+// pass is done. Ranked jobs never wait for plain ones (parallel_apply inside them runs inline), so
+// that wait always ends; plain jobs queued meanwhile run after the job that waits. Other waits run
+// nothing: a replica blocked in sync batch norm's rendezvous holds its thread, so a backward pass
+// in another replica's forward that has nodes on that device (autograd::grad reaching the master's
+// parameters on cpu:0) waits for it, and if the rendezvous waits for that replica in turn, it times out.
+//
+// Errors. A job catches its own exceptions (the engine stores them in its task, parallel_apply in
+// its error list). One that escapes anyway is printed to stderr with the device's name, and the
+// thread goes on with the next job.
+#include "core/device_executor.h"
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include "cohort/core/error.h"
+#include "cohort/core/threads.h"
+
+namespace cohort::detail {
+
+namespace {
+
+constexpr int kMaxDevices = 4096;  // set_device_count's limit
+thread_local DeviceExecutor* t_current = nullptr;
+
+// The heap's order: std::push_heap keeps the greatest on top, so "less" means a lower rank or,
+// at equal rank, a later arrival.
+template <typename R>
+bool runs_after(const R& a, const R& b) {
+  return a.rank != b.rank ? a.rank < b.rank : a.arrival > b.arrival;
+}
+
+}  // namespace
+
+DeviceExecutor& DeviceExecutor::of(Device device) {
+  // Leaked, with their threads: work may still be queued while static destructors run.
+  static std::array<std::atomic<DeviceExecutor*>, kMaxDevices> all{};
+  static std::mutex creating;
+  const int i = device.index();
+  COHORT_CHECK_AS(DeviceError, i >= 0 && i < kMaxDevices, "DeviceExecutor: device ", device, " is out of range");
+  DeviceExecutor* e = all[i].load(std::memory_order_acquire);
+  if (e) return *e;
+  std::lock_guard<std::mutex> l(creating);
+  e = all[i].load(std::memory_order_relaxed);
+  if (!e) {
+    e = new DeviceExecutor(device);
+    all[i].store(e, std::memory_order_release);
+  }
+  return *e;
+}
+
+DeviceExecutor* DeviceExecutor::current() { return t_current; }
+
+DeviceExecutor::DeviceExecutor(Device device) : device_(device) {
+  std::thread([this] { loop(); }).detach();
+}
+
+void DeviceExecutor::post(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    plain_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void DeviceExecutor::post_ranked(uint64_t rank, std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    ranked_.push_back(Ranked{rank, arrivals_++, std::move(job)});
+    std::push_heap(ranked_.begin(), ranked_.end(), runs_after<Ranked>);
+  }
+  cv_.notify_one();
+}
+
+std::function<void()> DeviceExecutor::pop_ranked() {
+  std::pop_heap(ranked_.begin(), ranked_.end(), runs_after<Ranked>);
+  std::function<void()> job = std::move(ranked_.back().job);
+  ranked_.pop_back();
+  return job;
+}
+
+void DeviceExecutor::run(std::function<void()>& job) {
+  const int threads = device_num_threads(device_);
+  if (threads != get_num_threads()) set_num_threads(threads);
+  try {
+    job();
+  } catch (const std::exception& e) {
+    std::cerr << "cohort: a job on " << device_ << "'s thread threw (it should have caught it): " << e.what()
+              << "\n";
+  } catch (...) {
+    std::cerr << "cohort: a job on " << device_ << "'s thread threw a non-std::exception (it should have caught it)\n";
+  }
+  job = nullptr;  // what the job captured is released before the thread waits again
+}
+
+void DeviceExecutor::loop() {
+  t_current = this;
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> l(mutex_);
+      cv_.wait(l, [this] { return !plain_.empty() || !ranked_.empty(); });
+      const bool ranked = !ranked_.empty() && (plain_.empty() || !last_was_ranked_);
+      if (ranked) {
+        job = pop_ranked();
+      } else {
+        job = std::move(plain_.front());
+        plain_.pop_front();
+      }
+      last_was_ranked_ = ranked;
+    }
+    run(job);
+  }
+}
+
+void DeviceExecutor::run_ranked_until(const std::atomic<bool>& done) {
+  COHORT_ASSERT(t_current == this);
+  const int outer_threads = get_num_threads();
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> l(mutex_);
+      cv_.wait(l, [&] { return done.load(std::memory_order_acquire) || !ranked_.empty(); });
+      if (done.load(std::memory_order_acquire)) break;
+      job = pop_ranked();
+    }
+    run(job);
+  }
+  if (get_num_threads() != outer_threads) set_num_threads(outer_threads);
+}
+
+void DeviceExecutor::wake() {
+  { std::lock_guard<std::mutex> l(mutex_); }  // a waiter is either before its check or inside wait()
+  cv_.notify_one();
+}
+
+}  // namespace cohort::detail
