@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds and runs the whole suite in build/ (Release),
-# the threaded suites under ThreadSanitizer in build-tsan/, a short run of every fuzz target
-# (scripts/fuzz.sh, build-fuzz/), then the whole suite again in build-asan/ (ASan + UBSan).
-# --no-asan skips the three sanitizer steps. The last line printed is the summary of the last ctest run.
+# The test command: installs dependencies, builds and runs the whole suite in build/ (Release), then
+# the threaded suites (data loader, data parallelism, autograd engine, device executor) under
+# ThreadSanitizer in build-tsan/. About a quarter of an hour on a fresh 2-core machine.
+#   --full     also a short libFuzzer run of every file parser (scripts/fuzz.sh, build-fuzz/) and the
+#              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about 45 minutes
+#   --release  the Release suite only (a few minutes once built)
+# The last line printed is the summary of the last suite run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-asan=1
+usage="usage: $0 [--release | --full]"
+level=default
 for arg in "$@"; do
   case $arg in
-    --no-asan) asan=0 ;;
-    -h|--help) echo "usage: $0 [--no-asan]"; exit 0 ;;
-    *) echo "test.sh: unknown option '$arg'; usage: $0 [--no-asan]" >&2; exit 2 ;;
+    --release) level=release ;;
+    --full) level=full ;;
+    -h|--help) sed -n '2,8p' "$0"; echo "$usage"; exit 0 ;;
+    *) echo "test.sh: unknown option '$arg'; $usage" >&2; exit 2 ;;
   esac
 done
 
@@ -26,20 +31,23 @@ echo "== Release build (build/)"
 cmake -S . -B build "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=OFF
 cmake --build build -j"$jobs"
-
-if ((!asan)); then
+if [[ $level == release ]]; then
   exec ctest --test-dir build --output-on-failure -j"$jobs"
 fi
 ctest --test-dir build --output-on-failure -j"$jobs"
 
-echo "== ThreadSanitizer: data loader, data parallelism, autograd engine (build-tsan/)"
+echo "== ThreadSanitizer: data loader, data parallelism, autograd engine, device executor (build-tsan/)"
 # Only those suites are built (COHORT_SANITIZE_THREAD filters cohort_tests). One core and one OpenMP
 # thread: libgomp is not instrumented, so TSan must not see its threads (tests/tsan.supp says more).
 cmake -S . -B build-tsan "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE_THREAD=ON \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=OFF -DCOHORT_BUILD_APPS=OFF
 cmake --build build-tsan -j"$jobs" --target cohort_tests
-OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
-  taskset -c 0 build-tsan/cohort_tests --gtest_brief=1
+tsan_run=(env OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+          taskset -c 0 build-tsan/cohort_tests --gtest_brief=1)
+if [[ $level == default ]]; then
+  exec "${tsan_run[@]}"
+fi
+"${tsan_run[@]}"
 
 echo "== Fuzzing: 20 s per target (build-fuzz/)"
 bash scripts/fuzz.sh 20

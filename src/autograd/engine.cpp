@@ -19,6 +19,10 @@
 // A pass started on an executor's thread queues its own device's nodes on that executor and waits in
 // run_ranked_until, which keeps running them (and the device's other ready nodes): waiting for work
 // queued to its own thread cannot block it.
+// grad() runs only the nodes on a path from the roots to one of its inputs, as PyTorch's engine does:
+// other branches, the AccumulateGrad of other leaves and their hooks are skipped. Besides saving the
+// work, this keeps a grad() inside a data-parallel replica off the other devices' threads (the
+// module's parameters live on cpu:0, whose thread may be running replica 0's forward).
 #include "cohort/autograd/engine.h"
 
 #include <atomic>
@@ -68,9 +72,11 @@ struct GraphTask {
   detail::DeviceExecutor* owner_executor = nullptr;
   std::atomic<bool> finished{false};
   bool create_graph = false;
-  // For grad(): gradients arriving at these nodes are captured instead of applied.
+  // For grad(): gradients arriving at these nodes are captured instead of applied, and only the
+  // nodes in `needed` run (Note [Backward engine]).
   bool grad_call = false;
   std::unordered_map<Node*, size_t> captures;
+  std::unordered_set<Node*> needed;
   std::vector<Tensor> captured;
   std::vector<std::function<void()>> callbacks;
 };
@@ -79,6 +85,30 @@ thread_local GraphTask* t_current_task = nullptr;
 thread_local Node* t_current_node = nullptr;
 
 void schedule(GraphTask* task, Node* node);  // task->mutex held
+
+// The nodes reachable from `roots` from which one of `targets` is reachable (targets included):
+// the ones a grad() call must run. Iterative, since graphs can be deeper than the stack.
+std::unordered_set<Node*> nodes_reaching(const std::vector<std::shared_ptr<Node>>& roots,
+                                         const std::unordered_map<Node*, size_t>& targets) {
+  std::unordered_set<Node*> reaching, visited;
+  std::vector<std::pair<Node*, size_t>> stack;  // a node and the next of its edges to look at
+  for (const auto& r : roots)
+    if (visited.insert(r.get()).second) stack.emplace_back(r.get(), 0);
+  while (!stack.empty()) {
+    auto& [node, edge] = stack.back();
+    const auto& next = node->next_functions();
+    if (edge < next.size()) {
+      Node* child = next[edge++].get();
+      if (child && visited.insert(child).second) stack.emplace_back(child, 0);
+      continue;
+    }
+    bool reaches = targets.count(node) > 0;
+    for (const auto& child : next) reaches = reaches || (child && reaching.count(child.get()));
+    if (reaches) reaching.insert(node);
+    stack.pop_back();
+  }
+  return reaching;
+}
 
 void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < grads.size(); ++i) {
@@ -140,7 +170,7 @@ void execute(GraphTask* task, Node* node) {
     const auto& next = node->next_functions();
     for (size_t i = 0; i < next.size(); ++i) {
       Node* n = next[i].get();
-      if (!n) continue;
+      if (!n || (task->grad_call && !task->needed.count(n))) continue;
       if (!failed && i < grads.size() && grads[i].defined()) {
         Tensor& buffer = task->buffers[n];
         buffer = buffer.defined() ? buffer + grads[i] : std::move(grads[i]);
@@ -230,6 +260,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
                       " (shape ", in.sizes(), ") was not used to compute the outputs; hint: pass allow_unused=true");
       task->captures[edge.get()] = i;
     }
+    task->needed = nodes_reaching(roots, task->captures);
   }
 
   // The calling thread works for the owner device in this pass; see Note [Threads per device].
@@ -243,7 +274,9 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
     }
     std::unordered_set<Node*> scheduled;
     for (auto& r : roots)
-      if (task->dependencies[r.get()] == 0 && scheduled.insert(r.get()).second) schedule(task.get(), r.get());
+      if (task->dependencies[r.get()] == 0 && (!inputs || task->needed.count(r.get())) &&
+          scheduled.insert(r.get()).second)
+        schedule(task.get(), r.get());
 
     // The calling thread works the queue of its own device until the whole graph is done.
     if (task->owner_executor) {

@@ -18,7 +18,7 @@
 //    gradient to the master's device: the replica parameter becomes a differentiable copy of the
 //    master (the same as replica = master.to(device) through autograd, without copying the data
 //    again). One loss.backward() on the gathered output then reaches every replica's graph, each
-//    runs on its device's engine worker in parallel (Note [Backward engine]), and the engine sums
+//    runs on its device's executor thread in parallel (Note [Backward engine]), and the engine sums
 //    the replicas' contributions into the master's AccumulateGrad. Without grad mode (evaluation)
 //    the replica parameters are detached, so no graph is kept.
 //  - Mode. Each replica module follows its master module's train/eval flag, module by module.

@@ -58,6 +58,28 @@ TEST(Autograd, VectorJacobianProduct) {
   EXPECT_TRUE(x.grad().allclose(v * std::pow(2.0, doublings)));
 }
 
+// PyTorch's rule: grad() runs only the nodes on a path to its inputs; a branch that reaches none
+// (here b's) is not run, nor are its hooks, and no leaf's .grad changes.
+TEST(Autograd, GradRunsOnlyTheNodesOnAPathToItsInputs) {
+  Tensor a = randn({3}, requires_grad()), b = randn({3}, requires_grad());
+  Tensor ya = a * 2, yb = b * 3;
+  bool b_branch_ran = false, a_branch_ran = false;
+  yb.register_hook([&](const Tensor&) { b_branch_ran = true; });
+  ya.register_hook([&](const Tensor&) { a_branch_ran = true; });
+  auto g = autograd::grad({(ya * yb).sum()}, {a});
+  EXPECT_TRUE(a_branch_ran);
+  EXPECT_FALSE(b_branch_ran);
+  EXPECT_TRUE(allclose(g[0], yb.detach() * 2));
+  EXPECT_FALSE(a.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+  // An input reached through a non-leaf: what lies below it is not needed either.
+  bool below_ran = false;
+  Tensor mid = a * 1;
+  a.register_hook([&](const Tensor&) { below_ran = true; });
+  autograd::grad({(mid * mid).sum()}, {mid});
+  EXPECT_FALSE(below_ran);
+}
+
 TEST(Autograd, GradientsAccumulateAcrossBackwardCalls) {
   Tensor w = ones({2}, requires_grad());
   (w * 3).sum().backward();

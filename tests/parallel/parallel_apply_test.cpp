@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -187,6 +189,47 @@ TEST_F(ParallelApply, AReplicaMayRunBackwardInItsForward) {
   auto out = parallel::parallel_apply(replicas, inputs, p.devices);
   Tensor whole = cat({out[0], out[1].to("cpu:0"), out[2].to("cpu:0")});
   EXPECT_TRUE(allclose(whole, x * x * 3));
+}
+
+// grad() in a replica runs only the nodes on a path to its inputs: the AccumulateGrad of a module
+// parameter on cpu:0 is not queued behind replica 0's forward, which here waits for replica 1's grad().
+struct GradThenSignal : nn::Module {
+  Tensor forward(const Tensor& x) {
+    EnableGradGuard enable;
+    if (x.device() == Device("cpu:0")) {  // replica 0 holds cpu:0's thread until replica 1 is done
+      std::unique_lock<std::mutex> l(*mutex);
+      *waited_out = !cv->wait_for(l, std::chrono::seconds(20), [&] { return *done; });
+      return x;
+    }
+    Tensor z = x.detach().requires_grad_();
+    Tensor g = autograd::grad({(z * master->to(x.device())).sum()}, {z})[0];
+    std::lock_guard<std::mutex> l(*mutex);
+    *done = true;
+    cv->notify_all();
+    return g;
+  }
+  Tensor* master;
+  std::mutex* mutex;
+  std::condition_variable* cv;
+  bool *done, *waited_out;
+};
+
+TEST_F(ParallelApply, GradInAReplicaSkipsTheParametersItDoesNotAskFor) {
+  Tensor w = randn({2}, requires_grad());
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false, waited_out = false;
+  auto make = [&] {
+    auto r = std::make_shared<GradThenSignal>();
+    r->master = &w, r->mutex = &m, r->cv = &cv, r->done = &done, r->waited_out = &waited_out;
+    return r;
+  };
+  std::vector<std::shared_ptr<GradThenSignal>> replicas{make(), make()};
+  std::vector<std::tuple<Tensor>> inputs{{ones({3, 2})}, {ones({3, 2}, TensorOptions().device("cpu:1"))}};
+  auto out = parallel::parallel_apply(replicas, inputs, {Device("cpu:0"), Device("cpu:1")});
+  EXPECT_FALSE(waited_out) << "replica 1's grad() waited for cpu:0's thread";
+  EXPECT_TRUE(allclose(out[1].to(Device("cpu:0")), w.detach().expand({3, 2})));
+  EXPECT_FALSE(w.grad().defined());
 }
 
 // parallel_apply in a hook that runs on a device's thread runs its replicas inline there: that

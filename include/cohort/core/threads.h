@@ -16,8 +16,8 @@ int get_num_threads();
 void set_num_threads(int n);
 
 // Per-device intra-op threads (Note [Threads per device] in src/core/threads.cpp): the share of the
-// cores that work running for `device` uses while several devices run at once. Read by the data-
-// parallel replica threads and by the autograd engine's device workers.
+// cores that work running for `device` uses while several devices run at once. Read by each device's
+// executor thread, which runs that device's data-parallel replicas and backward nodes.
 int device_num_threads(Device device);
 // Divides core_count() among `devices` (the ones about to run at once) and records each share.
 void divide_threads_among(const std::vector<Device>& devices);
