@@ -1,4 +1,5 @@
 // Comparisons and logic (bool results, no gradient), where/masked_fill, allclose and equal.
+// logical_not, isnan and isfinite are rows of the unary op table (unary.cpp).
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -28,13 +29,6 @@ Tensor compare(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) 
   return compare(op, name, a, detail::scalar_to_tensor(b, result_type(a, b), a.device()));
 }
 
-Tensor unary_bool(kernel::UnaryOp op, const char* name, const Tensor& x) {
-  detail::check_defined(name, x);
-  Tensor out = detail::make_empty(x.sizes(), kBool, x.device());
-  kernel::unary(op, out, x);
-  return out;
-}
-
 }  // namespace
 
 Tensor eq(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Eq, "eq", a, b); }
@@ -51,9 +45,6 @@ Tensor gt(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Gt, "gt",
 Tensor ge(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Ge, "ge", a, b); }
 Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(BinaryOp::And, "logical_and", a, b); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Or, "logical_or", a, b); }
-Tensor logical_not(const Tensor& x) { return unary_bool(kernel::UnaryOp::LogicalNot, "logical_not", x); }
-Tensor isnan(const Tensor& x) { return unary_bool(kernel::UnaryOp::IsNan, "isnan", x); }
-Tensor isfinite(const Tensor& x) { return unary_bool(kernel::UnaryOp::IsFinite, "isfinite", x); }
 
 Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
@@ -67,7 +58,6 @@ Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
 Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
 Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
 Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
-Tensor operator!(const Tensor& a) { return logical_not(a); }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   detail::check_defined("where", condition, "condition");
