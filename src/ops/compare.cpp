@@ -1,5 +1,5 @@
-// Comparisons and logic (bool results, no gradient), where/masked_fill, allclose and equal.
-// logical_not, isnan and isfinite are rows of the unary op table (unary.cpp).
+// where and masked_fill (with backward); allclose and equal. The elementwise comparisons and logic
+// ops are rows of the unary and binary op tables (unary.cpp, binary.cpp).
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -9,55 +9,6 @@
 #include "ops/internal.h"
 
 namespace cohort {
-
-using kernel::BinaryOp;
-
-namespace {
-
-Tensor compare(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
-  detail::check_defined(name, a, "first");
-  detail::check_defined(name, b, "second");
-  detail::check_same_device(name, a, b);
-  DType dtype = result_type(a, b);
-  Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), name), kBool, a.device());
-  kernel::binary(op, out, detail::cast_nograd(a, dtype), detail::cast_nograd(b, dtype));
-  return out;
-}
-
-Tensor compare(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) {
-  detail::check_defined(name, a, "first");
-  return compare(op, name, a, detail::scalar_to_tensor(b, result_type(a, b), a.device()));
-}
-
-}  // namespace
-
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Eq, "eq", a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Ne, "ne", a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Lt, "lt", a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Le, "le", a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Gt, "gt", a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Ge, "ge", a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Eq, "eq", a, b); }
-Tensor ne(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Ne, "ne", a, b); }
-Tensor lt(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Lt, "lt", a, b); }
-Tensor le(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Le, "le", a, b); }
-Tensor gt(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Gt, "gt", a, b); }
-Tensor ge(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Ge, "ge", a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(BinaryOp::And, "logical_and", a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Or, "logical_or", a, b); }
-
-Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Scalar& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   detail::check_defined("where", condition, "condition");
