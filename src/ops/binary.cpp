@@ -1,5 +1,6 @@
-// Broadcasting binary arithmetic (add, sub, mul, div, pow, maximum, minimum) with type promotion,
-// scalar operands, in-place and out= forms, and their backward.
+// Broadcasting binary ops, one table row per op (Note [Op tables] in cpu/kernels.h): arithmetic
+// (add, sub, mul, div, pow, maximum, minimum) with backward, comparisons and logic (bool results,
+// no gradient); type promotion, scalar operands, in-place and out= forms.
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -29,95 +30,118 @@ DType scalar_category_dtype(const Scalar& s) {
   return s.is_floating_point() ? get_default_dtype() : s.is_integral() ? kInt64 : kBool;
 }
 
-const char* op_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
-    case BinaryOp::Pow: return "pow";
-    case BinaryOp::Maximum: return "maximum";
-    case BinaryOp::Minimum: return "minimum";
-    default: return "binary";
-  }
-}
+using Arg = const Tensor&;
 
-// The compute dtype of an arithmetic op on a and b (true division gives floats).
+// The result's dtype: the promoted one; the default float dtype for integer inputs; bool.
+enum class Result { Same, Float, Bool };
+
+// Which of a, b and the output y a gradient formula reads (a bit set).
+struct Reads {
+  static constexpr unsigned Nothing = 0, A = 1, B = 2, Out = 4;
+};
+
+// The gradient for one input, given the gradient g, the inputs a and b, the output y (each
+// undefined unless read) and alpha (add, sub); reduced to the input's shape by the caller.
+struct Partial {
+  unsigned reads = Reads::Nothing;
+  Tensor (*fn)(Arg g, Arg a, Arg b, Arg y, double alpha) = nullptr;
+};
+
+struct BinaryInfo {
+  BinaryOp op;
+  const char* name;
+  const char* node;         // the backward node of op(tensor, tensor); nullptr: no gradient
+  const char* scalar_node;  // of op(tensor, number): libtorch numbers the overloads
+  Result result;
+  Partial da, db;
+};
+
+// maximum/minimum: the gradient goes to the winner; a tie shares it evenly.
+Tensor share_of_a(Arg a_wins, Arg a, Arg b, Arg g) { return a_wins.to(g.dtype()) + (a == b).to(g.dtype()) * 0.5; }
+
+constexpr BinaryInfo kBinary[] = {
+    {BinaryOp::Add, "add", "AddBackward0", "AddBackward1", Result::Same,
+     {Reads::Nothing, [](Arg g, Arg, Arg, Arg, double) { return g; }},
+     {Reads::Nothing, [](Arg g, Arg, Arg, Arg, double alpha) { return alpha == 1 ? g : g * alpha; }}},
+    {BinaryOp::Sub, "sub", "SubBackward0", "SubBackward1", Result::Same,
+     {Reads::Nothing, [](Arg g, Arg, Arg, Arg, double) { return g; }},
+     {Reads::Nothing, [](Arg g, Arg, Arg, Arg, double alpha) { return alpha == -1 ? g : g * -alpha; }}},
+    {BinaryOp::Mul, "mul", "MulBackward0", "MulBackward1", Result::Same,
+     {Reads::B, [](Arg g, Arg, Arg b, Arg, double) { return g * b; }},
+     {Reads::A, [](Arg g, Arg a, Arg, Arg, double) { return g * a; }}},
+    {BinaryOp::Div, "div", "DivBackward0", "DivBackward1", Result::Float,
+     {Reads::B, [](Arg g, Arg, Arg b, Arg, double) { return g / b; }},
+     {Reads::A | Reads::B, [](Arg g, Arg a, Arg b, Arg, double) { return -g * a / (b * b); }}},
+    // pow's overloads are numbered the other way round. d/da is 0 where b = 0, and d/db where a = 0
+    // and b >= 0 (the formulas give NaN or -inf there).
+    {BinaryOp::Pow, "pow", "PowBackward1", "PowBackward0", Result::Same,
+     {Reads::A | Reads::B,
+      [](Arg g, Arg a, Arg b, Arg, double) { return where(b == 0, zeros_like(g), g * b * pow(a, b - 1)); }},
+     {Reads::A | Reads::B | Reads::Out,
+      [](Arg g, Arg a, Arg b, Arg y, double) { return where(logical_and(a == 0, b >= 0), zeros_like(g), g * y * log(a)); }}},
+    {BinaryOp::Maximum, "maximum", "MaximumBackward0", "MaximumBackward0", Result::Same,
+     {Reads::A | Reads::B, [](Arg g, Arg a, Arg b, Arg, double) { return g * share_of_a(a > b, a, b, g); }},
+     {Reads::A | Reads::B, [](Arg g, Arg a, Arg b, Arg, double) { return g * (1 - share_of_a(a > b, a, b, g)); }}},
+    {BinaryOp::Minimum, "minimum", "MinimumBackward0", "MinimumBackward0", Result::Same,
+     {Reads::A | Reads::B, [](Arg g, Arg a, Arg b, Arg, double) { return g * share_of_a(a < b, a, b, g); }},
+     {Reads::A | Reads::B, [](Arg g, Arg a, Arg b, Arg, double) { return g * (1 - share_of_a(a < b, a, b, g)); }}},
+    {BinaryOp::Eq, "eq", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::Ne, "ne", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::Lt, "lt", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::Le, "le", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::Gt, "gt", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::Ge, "ge", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::And, "logical_and", nullptr, nullptr, Result::Bool, {}, {}},
+    {BinaryOp::Or, "logical_or", nullptr, nullptr, Result::Bool, {}, {}},
+};
+static_assert(kernel::is_op_table<BinaryOp>(kBinary), "kBinary: one row per BinaryOp, in enum order");
+
+const BinaryInfo& info(BinaryOp op) { return kBinary[static_cast<size_t>(op)]; }
+const char* op_name(BinaryOp op) { return info(op).name; }
+
+// The dtype the kernel computes in, given the promoted one (true division gives floats), and the result's.
 DType compute_dtype(BinaryOp op, DType promoted) {
-  if ((op == BinaryOp::Div) && !is_floating_point(promoted)) return get_default_dtype();
+  if (info(op).result == Result::Float && !is_floating_point(promoted)) return get_default_dtype();
   return promoted;
 }
+DType result_dtype(BinaryOp op, DType compute) { return info(op).result == Result::Bool ? kBool : compute; }
 
 void check_sub_bool(BinaryOp op, DType t) {
   COHORT_CHECK_AS(TypeError, !(op == BinaryOp::Sub && t == kBool),
                   "sub: subtraction of bool tensors is not supported; hint: use logical_xor or convert to an integer dtype");
 }
 
-// The forward of every arithmetic op: promote, broadcast, allocate, run the kernel.
+// The forward of every op: promote, broadcast, allocate, run the kernel.
 Tensor forward(BinaryOp op, const Tensor& a, const Tensor& b, DType dtype, const Scalar& alpha) {
   const char* name = op_name(op);
   detail::check_same_device(name, a, b);
   check_sub_bool(op, dtype);
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  Tensor out = detail::make_empty(shape, dtype, a.device());
+  Tensor out = detail::make_empty(shape, result_dtype(op, dtype), a.device());
   kernel::binary(op, out, detail::cast_nograd(a, dtype), detail::cast_nograd(b, dtype), alpha);
   return out;
 }
 
-// Records the backward of op(a, b) = out. b_is_scalar: b is a wrapped number (no gradient).
-// scalar_b: b is a plain number (libtorch names those nodes ...Backward1, pow's ...Backward0).
+// Records the backward of op(a, b) = out. scalar_b: b is a wrapped plain number (no gradient).
+// Only the tensors that the needed gradients read are saved.
 Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, const Scalar& alpha,
                      bool scalar_b = false) {
+  const BinaryInfo& i = info(op);
+  if (!i.node || !autograd::needs_grad({a, b})) return out;
+  const bool a_grad = a.requires_grad(), b_grad = b.requires_grad();
+  const unsigned reads = (a_grad ? i.da.reads : Reads::Nothing) | (b_grad ? i.db.reads : Reads::Nothing);
   Shape as = a.sizes().vec(), bs = b.sizes().vec();
   DType at = a.dtype(), bt = b.dtype();
-  bool a_grad = a.requires_grad(), b_grad = b.requires_grad();
-  switch (op) {
-    case BinaryOp::Add:
-    case BinaryOp::Sub: {
-      double sign = op == BinaryOp::Add ? alpha.to_double() : -alpha.to_double();
-      return autograd::record(op == BinaryOp::Add ? (scalar_b ? "AddBackward1" : "AddBackward0")
-                                                    : (scalar_b ? "SubBackward1" : "SubBackward0"), out, {a, b},
-                              [=](const Tensor& g) {
-                                return std::vector<Tensor>{
-                                    a_grad ? detail::reduce_grad(g, as, at) : Tensor(),
-                                    b_grad ? detail::reduce_grad(sign == 1 ? g : g * sign, bs, bt) : Tensor()};
-                              });
-    }
-    case BinaryOp::Mul:
-      return autograd::record(scalar_b ? "MulBackward1" : "MulBackward0", out, {a, b}, [=, sa = SavedTensor(b_grad ? a : Tensor()),
-                                                           sb = SavedTensor(a_grad ? b : Tensor())](const Tensor& g) {
-        return std::vector<Tensor>{a_grad ? detail::reduce_grad(g * sb.unpack(), as, at) : Tensor(),
-                                   b_grad ? detail::reduce_grad(g * sa.unpack(), bs, bt) : Tensor()};
-      });
-    case BinaryOp::Div:
-      return autograd::record(scalar_b ? "DivBackward1" : "DivBackward0", out, {a, b}, [=, sa = SavedTensor(b_grad ? a : Tensor()),
-                                                           sb = SavedTensor(b)](const Tensor& g) {
-        Tensor bv = sb.unpack();
-        return std::vector<Tensor>{a_grad ? detail::reduce_grad(g / bv, as, at) : Tensor(),
-                                   b_grad ? detail::reduce_grad(-g * sa.unpack() / (bv * bv), bs, bt) : Tensor()};
-      });
-    case BinaryOp::Pow:
-      return autograd::record(scalar_b ? "PowBackward0" : "PowBackward1", out, {a, b},
-                              [=, sa = SavedTensor(a), sb = SavedTensor(b), so = SavedTensor(out, true)](const Tensor& g) {
-        Tensor av = sa.unpack(), bv = sb.unpack();
-        Tensor ga, gb;
-        if (a_grad) ga = detail::reduce_grad(where(bv == 0, zeros_like(g), g * bv * pow(av, bv - 1)), as, at);
-        if (b_grad) gb = detail::reduce_grad(where(logical_and(av == 0, bv >= 0), zeros_like(g), g * so.unpack() * log(av)), bs, bt);
-        return std::vector<Tensor>{ga, gb};
-      });
-    case BinaryOp::Maximum:
-    case BinaryOp::Minimum:
-      return autograd::record(op == BinaryOp::Maximum ? "MaximumBackward0" : "MinimumBackward0", out, {a, b},
-                              [=, sa = SavedTensor(a), sb = SavedTensor(b)](const Tensor& g) {
-        Tensor av = sa.unpack(), bv = sb.unpack();
-        Tensor a_wins = op == BinaryOp::Maximum ? (av > bv) : (av < bv);
-        Tensor tie = (av == bv).to(g.dtype()) * 0.5;
-        Tensor wa = a_wins.to(g.dtype()) + tie;
-        return std::vector<Tensor>{a_grad ? detail::reduce_grad(g * wa, as, at) : Tensor(),
-                                   b_grad ? detail::reduce_grad(g * (1 - wa), bs, bt) : Tensor()};
-      });
-    default: return out;
-  }
+  return autograd::record(scalar_b ? i.scalar_node : i.node, out, {a, b},
+                          [=, da = i.da.fn, db = i.db.fn, alpha = alpha.to_double(),
+                           sa = SavedTensor(reads & Reads::A ? a : Tensor()),
+                           sb = SavedTensor(reads & Reads::B ? b : Tensor()),
+                           so = SavedTensor(reads & Reads::Out ? out : Tensor(), true)](const Tensor& g) {
+                            Tensor av = sa.unpack(), bv = sb.unpack(), y = so.unpack();
+                            return std::vector<Tensor>{
+                                a_grad ? detail::reduce_grad(da(g, av, bv, y, alpha), as, at) : Tensor(),
+                                b_grad ? detail::reduce_grad(db(g, av, bv, y, alpha), bs, bt) : Tensor()};
+                          });
 }
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1) {
@@ -138,8 +162,8 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, const Scalar& al
 const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, const Scalar& alpha) {
   const char* name = op_name(op);
   detail::check_defined(name, self, "self");
-  DType dtype = compute_dtype(op, result_type(self, b));
-  COHORT_CHECK_AS(TypeError, can_cast(dtype, self.dtype()), name, "_: result type ", dtype,
+  DType dtype = compute_dtype(op, result_type(self, b)), result = result_dtype(op, dtype);
+  COHORT_CHECK_AS(TypeError, can_cast(result, self.dtype()), name, "_: result type ", result,
                   " can't be cast to the desired output type ", self.dtype());
   Shape shape = broadcast_shapes(self.sizes(), b.sizes(), name);
   COHORT_CHECK(shape == self.sizes().vec(), name, "_: output with shape ", self.sizes(),
@@ -157,7 +181,7 @@ const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, c
   }
   detail::check_same_device(name, self, b);
   check_sub_bool(op, dtype);
-  if (dtype == self.dtype()) {
+  if (dtype == self.dtype() && result == self.dtype()) {
     kernel::binary(op, self, self, detail::cast_nograd(b, dtype), alpha);
   } else {
     Tensor tmp = forward(op, self, b, dtype, alpha);
@@ -173,7 +197,7 @@ Tensor& binary_out(BinaryOp op, Tensor& out, const Tensor& a, const Tensor& b, c
   detail::check_defined(name, b, "second");
   DType dtype = compute_dtype(op, result_type(a, b));
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
-  detail::resize_out(name, out, shape, dtype);
+  detail::resize_out(name, out, shape, result_dtype(op, dtype));
   detail::check_same_device(name, out, a);
   Tensor result = forward(op, a, b, dtype, alpha);
   kernel::copy(out, result);
@@ -213,6 +237,20 @@ Tensor pow(const Scalar& a, const Tensor& exponent) {
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Minimum, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
+Tensor eq(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::And, a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Or, a, b); }
 
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_out(BinaryOp::Add, out, a, b, alpha); }
 Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_out(BinaryOp::Sub, out, a, b, alpha); }
@@ -251,5 +289,17 @@ Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
 Tensor operator/(const Scalar& a, const Tensor& b) {
   return div(detail::scalar_to_tensor(a, compute_dtype(BinaryOp::Div, result_type(b, a)), b.device()), b);
 }
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Scalar& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
 
 }  // namespace cohort

@@ -1,4 +1,5 @@
-// Comparisons and logic (bool results, no gradient), where/masked_fill, allclose and equal.
+// where and masked_fill (with backward); allclose and equal. The elementwise comparisons and logic
+// ops are rows of the unary and binary op tables (unary.cpp, binary.cpp).
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -8,66 +9,6 @@
 #include "ops/internal.h"
 
 namespace cohort {
-
-using kernel::BinaryOp;
-
-namespace {
-
-Tensor compare(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
-  detail::check_defined(name, a, "first");
-  detail::check_defined(name, b, "second");
-  detail::check_same_device(name, a, b);
-  DType dtype = result_type(a, b);
-  Tensor out = detail::make_empty(broadcast_shapes(a.sizes(), b.sizes(), name), kBool, a.device());
-  kernel::binary(op, out, detail::cast_nograd(a, dtype), detail::cast_nograd(b, dtype));
-  return out;
-}
-
-Tensor compare(BinaryOp op, const char* name, const Tensor& a, const Scalar& b) {
-  detail::check_defined(name, a, "first");
-  return compare(op, name, a, detail::scalar_to_tensor(b, result_type(a, b), a.device()));
-}
-
-Tensor unary_bool(kernel::UnaryOp op, const char* name, const Tensor& x) {
-  detail::check_defined(name, x);
-  Tensor out = detail::make_empty(x.sizes(), kBool, x.device());
-  kernel::unary(op, out, x);
-  return out;
-}
-
-}  // namespace
-
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Eq, "eq", a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Ne, "ne", a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Lt, "lt", a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Le, "le", a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Gt, "gt", a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Ge, "ge", a, b); }
-Tensor eq(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Eq, "eq", a, b); }
-Tensor ne(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Ne, "ne", a, b); }
-Tensor lt(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Lt, "lt", a, b); }
-Tensor le(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Le, "le", a, b); }
-Tensor gt(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Gt, "gt", a, b); }
-Tensor ge(const Tensor& a, const Scalar& b) { return compare(BinaryOp::Ge, "ge", a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return compare(BinaryOp::And, "logical_and", a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return compare(BinaryOp::Or, "logical_or", a, b); }
-Tensor logical_not(const Tensor& x) { return unary_bool(kernel::UnaryOp::LogicalNot, "logical_not", x); }
-Tensor isnan(const Tensor& x) { return unary_bool(kernel::UnaryOp::IsNan, "isnan", x); }
-Tensor isfinite(const Tensor& x) { return unary_bool(kernel::UnaryOp::IsFinite, "isfinite", x); }
-
-Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Scalar& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, b); }
-Tensor operator!(const Tensor& a) { return logical_not(a); }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   detail::check_defined("where", condition, "condition");

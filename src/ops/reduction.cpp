@@ -1,5 +1,6 @@
-// Reductions with their backward: sum, mean, prod, max/min (with and without indices), amax/amin,
-// argmax/argmin, norm, var/std, softmax/log_softmax/logsumexp, and sum_to.
+// Reductions with their backward: sum, mean, prod, max/min, amax/amin, norm and var are rows of one
+// table (Note [Op tables] in cpu/kernels.h); max/min with indices, argmax/argmin, std, softmax/
+// log_softmax/logsumexp and sum_to are written out.
 #include "cohort/ops/reduction.h"
 
 #include <algorithm>
@@ -68,10 +69,8 @@ Tensor expand_back(const Tensor& g, IntArrayRef in_sizes, const std::vector<int6
   return r.expand(in_sizes);
 }
 
-DType sum_dtype(const Tensor& x, std::optional<DType> dtype) {
-  if (dtype) return *dtype;
-  return is_floating_point(x.dtype()) ? x.dtype() : kInt64;
-}
+// The dtype of a sum or a product: integers add up in int64.
+DType sum_dtype(DType in) { return is_floating_point(in) ? in : kInt64; }
 
 void check_not_empty(const char* op, const Tensor& x, const std::vector<int64_t>& dims) {
   for (int64_t d : dims)
@@ -81,18 +80,120 @@ void check_not_empty(const char* op, const Tensor& x, const std::vector<int64_t>
     COHORT_CHECK_AS(IndexError, x.numel() > 0, op, ": cannot reduce an empty tensor of shape ", x.sizes());
 }
 
-Tensor extreme_all(const Tensor& x, bool is_max, IntArrayRef dims_in, bool keepdim, const char* op, const char* node) {
-  detail::check_defined(op, x);
-  auto dims = normalize_dims(x, dims_in, op);
-  check_not_empty(op, x, dims);
-  Tensor out = run_reduce(is_max ? ReduceOp::Max : ReduceOp::Min, x, dims, keepdim, x.dtype());
-  Shape in_sizes = x.sizes().vec();
-  return autograd::record(node, out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
-    // Ties share the gradient evenly, as in PyTorch.
-    Tensor mask = (sx.unpack() == expand_back(so.unpack(), in_sizes, dims, keepdim)).to(g.dtype());
-    Tensor count = mask.sum(IntArrayRef(dims), true);
-    return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) * mask / count};
-  });
+using Arg = const Tensor&;
+
+// What a backward formula reads besides the gradient (a bit set).
+struct Saves {
+  static constexpr unsigned Nothing = 0, Input = 1, Output = 2;
+};
+
+// What a reduction's backward knows besides g, x and y: the input's sizes and dtype, the reduced
+// dims (sorted), keepdim, how many elements each output reduces, and the kernel's parameter (p, the
+// correction).
+struct Reduced {
+  Shape in_sizes;
+  DType in_dtype;
+  std::vector<int64_t> dims;
+  bool keepdim;
+  double count;
+  double param;
+  // t, shaped like the output, broadcast back over the reduced dims.
+  Tensor expand(const Tensor& t) const { return expand_back(t, in_sizes, dims, keepdim); }
+};
+
+// An overload's name (in messages) and backward node. libtorch tells the all-elements form (sum(),
+// max()) from the dim-list form (sum(dims), amax(dims)).
+struct Overload {
+  const char* name;
+  const char* node;
+};
+
+// The result's dtype: the input's, or int64 for integer inputs (sums and products).
+enum class Result { Same, Widened };
+// Whether reducing no elements is allowed (the sum of nothing is 0) or an error (the max of nothing).
+enum class Empty { Allowed, Error };
+
+struct ReduceInfo {
+  ReduceOp op;
+  Overload all, dims;
+  Result result;
+  Empty empty;
+  unsigned saves;
+  // d out / d x given the gradient g, the input x and the output y (each undefined unless saved).
+  Tensor (*derivative)(Arg g, Arg x, Arg y, const Reduced& r);
+};
+
+// d prod / d x_i = the product of the others, computed directly so that zeros are handled.
+Tensor prod_backward(Arg g, Arg x, Arg, const Reduced&) {
+  Tensor xv = x.reshape({-1});
+  int64_t n = xv.numel();
+  Tensor others = empty_like(xv);
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor rest = cat({xv.narrow(0, 0, i), xv.narrow(0, i + 1, n - i - 1)});
+    others.narrow(0, i, 1).copy_(rest.prod().reshape({1}));
+  }
+  return (g * others).reshape(x.sizes());
+}
+
+// max/min: the elements equal to the result share the gradient evenly, as in PyTorch.
+Tensor extreme_backward(Arg g, Arg x, Arg y, const Reduced& r) {
+  Tensor mask = (x == r.expand(y)).to(g.dtype());
+  return r.expand(g) * mask / mask.sum(IntArrayRef(r.dims), true);
+}
+
+Tensor norm_backward(Arg g, Arg x, Arg y, const Reduced& r) {
+  const double p = r.param;
+  if (p == 1) return r.expand(g) * sign(x);
+  Tensor n = r.expand(y);
+  if (p == 2) return where(n == 0, zeros_like(x), r.expand(g) * x / n);
+  return where(n == 0, zeros_like(x), r.expand(g) * sign(x) * pow(abs(x), p - 1) / pow(n, p - 1));
+}
+
+Tensor norm_inf_backward(Arg g, Arg x, Arg y, const Reduced& r) {
+  Tensor mask = (abs(x) == r.expand(y)).to(g.dtype());
+  return r.expand(g) * sign(x) * mask / mask.sum(IntArrayRef(r.dims), true);
+}
+
+constexpr ReduceInfo kReduce[] = {
+    {ReduceOp::Sum, {"sum", "SumBackward0"}, {"sum", "SumBackward1"}, Result::Widened, Empty::Allowed, Saves::Nothing,
+     [](Arg g, Arg, Arg, const Reduced& r) { return r.expand(g).to(r.in_dtype); }},
+    {ReduceOp::Mean, {"mean", "MeanBackward0"}, {"mean", "MeanBackward1"}, Result::Same, Empty::Allowed, Saves::Nothing,
+     [](Arg g, Arg, Arg, const Reduced& r) { return r.expand(g) / r.count; }},
+    {ReduceOp::Prod, {"prod", "ProdBackward0"}, {"prod", "ProdBackward1"}, Result::Widened, Empty::Allowed, Saves::Input,
+     prod_backward},
+    {ReduceOp::Max, {"max", "MaxBackward1"}, {"amax", "AmaxBackward0"}, Result::Same, Empty::Error,
+     Saves::Input | Saves::Output, extreme_backward},
+    {ReduceOp::Min, {"min", "MinBackward1"}, {"amin", "AminBackward0"}, Result::Same, Empty::Error,
+     Saves::Input | Saves::Output, extreme_backward},
+    {ReduceOp::NormP, {"norm", "NormBackward1"}, {"norm", "NormBackward1"}, Result::Same, Empty::Allowed,
+     Saves::Input | Saves::Output, norm_backward},
+    {ReduceOp::NormInf, {"norm", "NormBackward1"}, {"norm", "NormBackward1"}, Result::Same, Empty::Allowed,
+     Saves::Input | Saves::Output, norm_inf_backward},
+    {ReduceOp::Var, {"var", "VarBackward0"}, {"var", "VarBackward0"}, Result::Same, Empty::Allowed, Saves::Input,
+     [](Arg g, Arg x, Arg, const Reduced& r) {
+       return r.expand(g) * (x - x.mean(IntArrayRef(r.dims), true)) * (2.0 / (r.count - r.param));
+     }},
+};
+static_assert(kernel::is_op_table<ReduceOp>(kReduce), "kReduce: one row per ReduceOp, in enum order");
+
+// Reduces x over dims_in (all dims when empty) with op, and records its backward. all: the
+// all-elements overload (its name and node). param: p for the norms, the correction for var.
+Tensor reduce_op(ReduceOp op, bool all, const Tensor& x, IntArrayRef dims_in, bool keepdim, double param = 0) {
+  const ReduceInfo& info = kReduce[static_cast<size_t>(op)];
+  const Overload& o = all ? info.all : info.dims;
+  detail::check_defined(o.name, x);
+  auto dims = normalize_dims(x, dims_in, o.name);
+  if (info.empty == Empty::Error) check_not_empty(o.name, x, dims);
+  DType dtype = info.result == Result::Widened ? sum_dtype(x.dtype()) : x.dtype();
+  Tensor out = run_reduce(op, x, dims, keepdim, dtype, param);
+  if (!autograd::needs_grad({x})) return out;
+  Reduced r{x.sizes().vec(), x.dtype(), dims, keepdim, static_cast<double>(reduced_count(x, dims)), param};
+  return autograd::record(o.node, out, {x},
+                          [r = std::move(r), derivative = info.derivative,
+                           sx = SavedTensor(info.saves & Saves::Input ? x : Tensor()),
+                           sy = SavedTensor(info.saves & Saves::Output ? out : Tensor(), true)](const Tensor& g) {
+                            return std::vector<Tensor>{derivative(g, sx.unpack(), sy.unpack(), r)};
+                          });
 }
 
 std::tuple<Tensor, Tensor> extreme_dim(const Tensor& x, int64_t dim, bool keepdim, bool is_max) {
@@ -136,19 +237,12 @@ Tensor arg_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bo
 
 }  // namespace
 
+// The all-elements overloads (sum(), max()) and the dim-list ones (sum(dims), amax(dims)) record
+// differently named nodes; sum, mean, norm and var without dims and keepdim count as the former.
 Tensor sum(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DType> dtype) {
   detail::check_defined("sum", x);
-  auto dims = normalize_dims(x, dims_in, "sum");
-  DType natural = sum_dtype(x, std::nullopt);
-  if (dtype && *dtype != natural) return sum(x.to(*dtype), dims_in, keepdim, std::nullopt);
-  Tensor out = run_reduce(ReduceOp::Sum, x, dims, keepdim, natural);
-  Shape in_sizes = x.sizes().vec();
-  DType in_dtype = x.dtype();
-  // PyTorch names the all-elements overload ...0 and the dim-list one ...1.
-  return autograd::record(dims_in.empty() && !keepdim ? "SumBackward0" : "SumBackward1", out, {x}, [=](const Tensor& g) {
-    Tensor r = expand_back(g, in_sizes, dims, keepdim);
-    return std::vector<Tensor>{r.dtype() == in_dtype ? r : r.to(in_dtype)};
-  });
+  if (dtype && *dtype != sum_dtype(x.dtype())) return sum(x.to(*dtype), dims_in, keepdim, std::nullopt);
+  return reduce_op(ReduceOp::Sum, dims_in.empty() && !keepdim, x, dims_in, keepdim);
 }
 
 Tensor sum(const Tensor& x, std::optional<DType> dtype) { return sum(x, {}, false, dtype); }
@@ -159,38 +253,16 @@ Tensor mean(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DT
   COHORT_CHECK_AS(TypeError, is_floating_point(out_dtype), "mean: could not infer the output dtype: input dtype is ",
                   x.dtype(), "; hint: pass a floating dtype, or convert with .to(kFloat32)");
   if (out_dtype != x.dtype()) return mean(x.to(out_dtype), dims_in, keepdim, std::nullopt);
-  auto dims = normalize_dims(x, dims_in, "mean");
-  Tensor out = run_reduce(ReduceOp::Mean, x, dims, keepdim, out_dtype);
-  Shape in_sizes = x.sizes().vec();
-  double n = static_cast<double>(reduced_count(x, dims));
-  return autograd::record(dims_in.empty() && !keepdim ? "MeanBackward0" : "MeanBackward1", out, {x}, [=](const Tensor& g) {
-    return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) / n};
-  });
+  return reduce_op(ReduceOp::Mean, dims_in.empty() && !keepdim, x, dims_in, keepdim);
 }
 
 Tensor mean(const Tensor& x, std::optional<DType> dtype) { return mean(x, {}, false, dtype); }
 
-Tensor prod(const Tensor& x) {
-  detail::check_defined("prod", x);
-  auto dims = normalize_dims(x, {}, "prod");
-  Tensor out = run_reduce(ReduceOp::Prod, x, dims, false, sum_dtype(x, std::nullopt));
-  return autograd::record("ProdBackward0", out, {x}, [sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
-    // d prod / d x_i = prod of the others: computed directly so zeros are handled.
-    Tensor xv = sx.unpack().reshape({-1});
-    int64_t n = xv.numel();
-    Tensor others = empty_like(xv);
-    for (int64_t i = 0; i < n; ++i) {
-      Tensor rest = cat({xv.narrow(0, 0, i), xv.narrow(0, i + 1, n - i - 1)});
-      others.narrow(0, i, 1).copy_(rest.prod().reshape({1}));
-    }
-    return std::vector<Tensor>{(g * others).reshape(sx.unpack().sizes())};
-  });
-}
-
-Tensor max(const Tensor& x) { return extreme_all(x, true, {}, false, "max", "MaxBackward1"); }
-Tensor min(const Tensor& x) { return extreme_all(x, false, {}, false, "min", "MinBackward1"); }
-Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) { return extreme_all(x, true, dims, keepdim, "amax", "AmaxBackward0"); }
-Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) { return extreme_all(x, false, dims, keepdim, "amin", "AminBackward0"); }
+Tensor prod(const Tensor& x) { return reduce_op(ReduceOp::Prod, true, x, {}, false); }
+Tensor max(const Tensor& x) { return reduce_op(ReduceOp::Max, true, x, {}, false); }
+Tensor min(const Tensor& x) { return reduce_op(ReduceOp::Min, true, x, {}, false); }
+Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) { return reduce_op(ReduceOp::Max, false, x, dims, keepdim); }
+Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) { return reduce_op(ReduceOp::Min, false, x, dims, keepdim); }
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim(x, dim, keepdim, true); }
 std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim) { return extreme_dim(x, dim, keepdim, false); }
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(x, dim, keepdim, true); }
@@ -202,26 +274,7 @@ Tensor norm(const Tensor& x, const Scalar& p_scalar, IntArrayRef dims_in, bool k
   double p = p_scalar.to_double();
   bool inf = std::isinf(p) && p > 0;
   COHORT_CHECK(inf || p > 0, "norm: p must be positive (or inf), got ", p);
-  auto dims = normalize_dims(x, dims_in, "norm");
-  Tensor out = run_reduce(inf ? ReduceOp::NormInf : ReduceOp::NormP, x, dims, keepdim, x.dtype(), p);
-  Shape in_sizes = x.sizes().vec();
-  return autograd::record("NormBackward1", out, {x}, [=, sx = SavedTensor(x), so = SavedTensor(out, true)](const Tensor& g) {
-    Tensor xv = sx.unpack();
-    Tensor nv = expand_back(so.unpack(), in_sizes, dims, keepdim);
-    Tensor ge = expand_back(g, in_sizes, dims, keepdim);
-    Tensor grad;
-    if (inf) {
-      Tensor mask = (abs(xv) == nv).to(g.dtype());
-      grad = ge * sign(xv) * mask / mask.sum(IntArrayRef(dims), true);
-    } else if (p == 1) {
-      grad = ge * sign(xv);
-    } else if (p == 2) {
-      grad = where(nv == 0, zeros_like(xv), ge * xv / nv);
-    } else {
-      grad = where(nv == 0, zeros_like(xv), ge * sign(xv) * pow(abs(xv), p - 1) / pow(nv, p - 1));
-    }
-    return std::vector<Tensor>{grad};
-  });
+  return reduce_op(inf ? ReduceOp::NormInf : ReduceOp::NormP, dims_in.empty() && !keepdim, x, dims_in, keepdim, p);
 }
 
 Tensor norm(const Tensor& x, const Scalar& p) { return norm(x, p, {}, false); }
@@ -229,18 +282,8 @@ Tensor norm(const Tensor& x, const Scalar& p) { return norm(x, p, {}, false); }
 Tensor var(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
   detail::check_defined("var", x);
   COHORT_CHECK_AS(TypeError, x.is_floating_point(), "var: expected a floating-point tensor, got ", x.dtype());
-  auto dims = normalize_dims(x, dims_in, "var");
-  double correction = unbiased ? 1 : 0;
-  Tensor out = run_reduce(ReduceOp::Var, x, dims, keepdim, x.dtype(), correction);
-  Shape in_sizes = x.sizes().vec();
-  double n = static_cast<double>(reduced_count(x, dims));
-  return autograd::record("VarBackward0", out, {x}, [=, sx = SavedTensor(x)](const Tensor& g) {
-    Tensor xv = sx.unpack();
-    Tensor centered = xv - xv.mean(IntArrayRef(dims), true);
-    return std::vector<Tensor>{expand_back(g, in_sizes, dims, keepdim) * centered * (2.0 / (n - correction))};
-  });
+  return reduce_op(ReduceOp::Var, dims_in.empty() && !keepdim, x, dims_in, keepdim, unbiased ? 1 : 0);
 }
-
 
 Tensor std(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
   Tensor out;

@@ -1,5 +1,6 @@
-// Unary math (neg, exp, log, sqrt, abs, relu, sigmoid, tanh, clamp, ...) with backward, in-place
-// and out= forms. Float-valued ops promote integer inputs to the default dtype.
+// Unary math (neg, exp, log, sqrt, abs, relu, sigmoid, tanh, ...) with backward, in-place and out=
+// forms, and the bool-valued logical_not, isnan, isfinite: one table row per op (Note [Op tables] in
+// cpu/kernels.h). Float-valued ops promote integer inputs to the default dtype. Then clamp.
 #include <cmath>
 
 #include "cohort/autograd/grad_mode.h"
@@ -16,103 +17,93 @@ using kernel::UnaryOp;
 
 namespace {
 
-struct UnaryInfo {
-  const char* name;
-  const char* node;
-  bool float_valued;  // integer inputs become the default float dtype
+using Arg = const Tensor&;
+
+// What a backward formula reads besides the gradient (a bit set).
+struct Saves {
+  static constexpr unsigned Nothing = 0, Input = 1, Output = 2;
 };
 
-UnaryInfo info(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return {"neg", "NegBackward0", false};
-    case UnaryOp::Exp: return {"exp", "ExpBackward0", true};
-    case UnaryOp::Log: return {"log", "LogBackward0", true};
-    case UnaryOp::Sqrt: return {"sqrt", "SqrtBackward0", true};
-    case UnaryOp::Rsqrt: return {"rsqrt", "RsqrtBackward0", true};
-    case UnaryOp::Abs: return {"abs", "AbsBackward0", false};
-    case UnaryOp::Sign: return {"sign", "SignBackward0", false};
-    case UnaryOp::Relu: return {"relu", "ReluBackward0", false};
-    case UnaryOp::Sigmoid: return {"sigmoid", "SigmoidBackward0", true};
-    case UnaryOp::Tanh: return {"tanh", "TanhBackward0", true};
-    case UnaryOp::Square: return {"square", "PowBackward0", false};
-    case UnaryOp::Reciprocal: return {"reciprocal", "ReciprocalBackward0", true};
-    case UnaryOp::Sin: return {"sin", "SinBackward0", true};
-    case UnaryOp::Cos: return {"cos", "CosBackward0", true};
-    case UnaryOp::Erf: return {"erf", "ErfBackward0", true};
-    case UnaryOp::Log1p: return {"log1p", "Log1pBackward0", true};
-    default: return {"unary", "UnaryBackward", false};
-  }
-}
+// The result's dtype: the input's; the default float dtype for integer inputs; bool.
+enum class Result { Same, Float, Bool };
 
-// d out / d x, given the gradient g, the input x and the output y.
-Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y) {
-  switch (op) {
-    case UnaryOp::Neg: return -g;
-    case UnaryOp::Exp: return g * y;
-    case UnaryOp::Log: return g / x;
-    case UnaryOp::Sqrt: return g / (y * 2);
-    case UnaryOp::Rsqrt: return g * y * y * y * -0.5;
-    case UnaryOp::Abs: return g * sign(x);
-    case UnaryOp::Sign: return zeros_like(g);
-    case UnaryOp::Relu: return threshold_backward(g, y, 0);  // one pass; was where(y > 0, g, zeros_like(g))
-    case UnaryOp::Sigmoid: return g * y * (1 - y);
-    case UnaryOp::Tanh: return g * (1 - y * y);
-    case UnaryOp::Square: return g * x * 2;
-    case UnaryOp::Reciprocal: return -g * y * y;
-    case UnaryOp::Sin: return g * cos(x);
-    case UnaryOp::Cos: return -g * sin(x);
-    case UnaryOp::Erf: return g * exp(-x * x) * (2.0 / std::sqrt(M_PI));
-    case UnaryOp::Log1p: return g / (x + 1);
-    default: return Tensor();
-  }
-}
+struct UnaryInfo {
+  UnaryOp op;
+  const char* name;
+  const char* node;  // the backward node; nullptr: no gradient
+  Result result;
+  unsigned saves;
+  // d out / d x given the gradient g, the input x and the output y (each undefined unless saved).
+  Tensor (*derivative)(Arg g, Arg x, Arg y);
+};
 
-// Which saved values a derivative reads.
-bool needs_input(UnaryOp op) {
-  return op == UnaryOp::Log || op == UnaryOp::Abs || op == UnaryOp::Square || op == UnaryOp::Sin || op == UnaryOp::Cos ||
-         op == UnaryOp::Erf || op == UnaryOp::Log1p;
-}
-bool needs_output(UnaryOp op) {
-  return op == UnaryOp::Exp || op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Relu ||
-         op == UnaryOp::Sigmoid || op == UnaryOp::Tanh || op == UnaryOp::Reciprocal;
-}
+constexpr UnaryInfo kUnary[] = {
+    {UnaryOp::Neg, "neg", "NegBackward0", Result::Same, Saves::Nothing, [](Arg g, Arg, Arg) { return -g; }},
+    {UnaryOp::Exp, "exp", "ExpBackward0", Result::Float, Saves::Output, [](Arg g, Arg, Arg y) { return g * y; }},
+    {UnaryOp::Log, "log", "LogBackward0", Result::Float, Saves::Input, [](Arg g, Arg x, Arg) { return g / x; }},
+    {UnaryOp::Sqrt, "sqrt", "SqrtBackward0", Result::Float, Saves::Output, [](Arg g, Arg, Arg y) { return g / (y * 2); }},
+    {UnaryOp::Rsqrt, "rsqrt", "RsqrtBackward0", Result::Float, Saves::Output,
+     [](Arg g, Arg, Arg y) { return g * y * y * y * -0.5; }},
+    {UnaryOp::Abs, "abs", "AbsBackward0", Result::Same, Saves::Input, [](Arg g, Arg x, Arg) { return g * sign(x); }},
+    {UnaryOp::Sign, "sign", "SignBackward0", Result::Same, Saves::Nothing, [](Arg g, Arg, Arg) { return zeros_like(g); }},
+    {UnaryOp::Relu, "relu", "ReluBackward0", Result::Same, Saves::Output,
+     [](Arg g, Arg, Arg y) { return threshold_backward(g, y, 0); }},
+    {UnaryOp::Sigmoid, "sigmoid", "SigmoidBackward0", Result::Float, Saves::Output,
+     [](Arg g, Arg, Arg y) { return g * y * (1 - y); }},
+    {UnaryOp::Tanh, "tanh", "TanhBackward0", Result::Float, Saves::Output, [](Arg g, Arg, Arg y) { return g * (1 - y * y); }},
+    {UnaryOp::Square, "square", "PowBackward0", Result::Same, Saves::Input, [](Arg g, Arg x, Arg) { return g * x * 2; }},
+    {UnaryOp::Reciprocal, "reciprocal", "ReciprocalBackward0", Result::Float, Saves::Output,
+     [](Arg g, Arg, Arg y) { return -g * y * y; }},
+    {UnaryOp::Sin, "sin", "SinBackward0", Result::Float, Saves::Input, [](Arg g, Arg x, Arg) { return g * cos(x); }},
+    {UnaryOp::Cos, "cos", "CosBackward0", Result::Float, Saves::Input, [](Arg g, Arg x, Arg) { return -g * sin(x); }},
+    {UnaryOp::Erf, "erf", "ErfBackward0", Result::Float, Saves::Input,
+     [](Arg g, Arg x, Arg) { return g * exp(-x * x) * (2.0 / std::sqrt(M_PI)); }},
+    {UnaryOp::Log1p, "log1p", "Log1pBackward0", Result::Float, Saves::Input, [](Arg g, Arg x, Arg) { return g / (x + 1); }},
+    {UnaryOp::LogicalNot, "logical_not", nullptr, Result::Bool, Saves::Nothing, nullptr},
+    {UnaryOp::IsNan, "isnan", nullptr, Result::Bool, Saves::Nothing, nullptr},
+    {UnaryOp::IsFinite, "isfinite", nullptr, Result::Bool, Saves::Nothing, nullptr},
+};
+static_assert(kernel::is_op_table<UnaryOp>(kUnary), "kUnary: one row per UnaryOp, in enum order");
 
-DType out_dtype(UnaryOp op, DType in) {
-  UnaryInfo i = info(op);
-  if (i.float_valued && !is_floating_point(in)) return get_default_dtype();
-  COHORT_CHECK_AS(TypeError, !(op == UnaryOp::Neg && in == kBool),
+const UnaryInfo& info(UnaryOp op) { return kUnary[static_cast<size_t>(op)]; }
+
+// The dtype the kernel computes in (the input's, or the default float dtype) and the result's.
+DType compute_dtype(const UnaryInfo& u, DType in) {
+  if (u.result == Result::Float && !is_floating_point(in)) return get_default_dtype();
+  COHORT_CHECK_AS(TypeError, !(u.op == UnaryOp::Neg && in == kBool),
                   "neg: negation of a bool tensor is not supported; hint: use logical_not");
   return in;
 }
+DType result_dtype(const UnaryInfo& u, DType compute) { return u.result == Result::Bool ? kBool : compute; }
 
 Tensor unary_op(UnaryOp op, const Tensor& x) {
-  UnaryInfo i = info(op);
-  detail::check_defined(i.name, x);
-  DType dtype = out_dtype(op, x.dtype());
-  Tensor out = detail::make_empty(x.sizes(), dtype, x.device());
+  const UnaryInfo& u = info(op);
+  detail::check_defined(u.name, x);
+  DType dtype = compute_dtype(u, x.dtype());
+  Tensor out = detail::make_empty(x.sizes(), result_dtype(u, dtype), x.device());
   kernel::unary(op, out, detail::cast_nograd(x, dtype));
-  if (!autograd::needs_grad({x})) return out;
+  if (!u.derivative || !autograd::needs_grad({x})) return out;
   DType in_dtype = x.dtype();
-  return autograd::record(i.node, out, {x},
-                          [op, in_dtype, sx = SavedTensor(needs_input(op) ? x : Tensor()),
-                           sy = SavedTensor(needs_output(op) ? out : Tensor(), true)](const Tensor& g) {
-                            Tensor d = derivative(op, g, sx.unpack(), sy.unpack());
+  return autograd::record(u.node, out, {x},
+                          [derivative = u.derivative, in_dtype, sx = SavedTensor(u.saves & Saves::Input ? x : Tensor()),
+                           sy = SavedTensor(u.saves & Saves::Output ? out : Tensor(), true)](const Tensor& g) {
+                            Tensor d = derivative(g, sx.unpack(), sy.unpack());
                             return std::vector<Tensor>{d.dtype() == in_dtype ? d : d.to(in_dtype)};
                           });
 }
 
 const Tensor& unary_inplace(UnaryOp op, const Tensor& self) {
-  UnaryInfo i = info(op);
-  detail::check_defined(i.name, self);
-  DType dtype = out_dtype(op, self.dtype());
-  COHORT_CHECK_AS(TypeError, dtype == self.dtype(), i.name, "_: result type ", dtype,
+  const UnaryInfo& u = info(op);
+  detail::check_defined(u.name, self);
+  DType dtype = result_dtype(u, compute_dtype(u, self.dtype()));
+  COHORT_CHECK_AS(TypeError, dtype == self.dtype(), u.name, "_: result type ", dtype,
                   " can't be cast to the desired output type ", self.dtype());
   bool graph = autograd::needs_grad({self});
-  detail::check_inplace(i.name, self, graph);
+  detail::check_inplace(u.name, self, graph);
   if (graph) {
     // self is about to be overwritten: an op that saves its input for backward gets a copy; one that
     // saves only its output (relu_, exp_, sigmoid_, ...) reads self directly and saves a new tensor.
-    Tensor result = unary_op(op, needs_input(op) ? cohort::clone(self) : self);
+    Tensor result = unary_op(op, u.saves & Saves::Input ? cohort::clone(self) : self);
     {
       NoGradGuard g;
       kernel::copy(self, result);
@@ -126,11 +117,11 @@ const Tensor& unary_inplace(UnaryOp op, const Tensor& self) {
 }
 
 Tensor& unary_out(UnaryOp op, Tensor& out, const Tensor& x) {
-  UnaryInfo i = info(op);
-  detail::check_defined(i.name, x);
-  DType dtype = out_dtype(op, x.dtype());
-  detail::resize_out(i.name, out, x.sizes(), dtype);
-  if (out.dtype() == dtype) kernel::unary(op, out, detail::cast_nograd(x, dtype));
+  const UnaryInfo& u = info(op);
+  detail::check_defined(u.name, x);
+  DType dtype = compute_dtype(u, x.dtype()), result = result_dtype(u, dtype);
+  detail::resize_out(u.name, out, x.sizes(), result);
+  if (out.dtype() == result) kernel::unary(op, out, detail::cast_nograd(x, dtype));
   else kernel::copy(out, unary_op(op, x));
   out.unsafe_impl()->storage()->bump_version();
   return out;
@@ -154,6 +145,10 @@ Tensor sin(const Tensor& x) { return unary_op(UnaryOp::Sin, x); }
 Tensor cos(const Tensor& x) { return unary_op(UnaryOp::Cos, x); }
 Tensor erf(const Tensor& x) { return unary_op(UnaryOp::Erf, x); }
 Tensor log1p(const Tensor& x) { return unary_op(UnaryOp::Log1p, x); }
+Tensor logical_not(const Tensor& x) { return unary_op(UnaryOp::LogicalNot, x); }
+Tensor isnan(const Tensor& x) { return unary_op(UnaryOp::IsNan, x); }
+Tensor isfinite(const Tensor& x) { return unary_op(UnaryOp::IsFinite, x); }
+Tensor operator!(const Tensor& x) { return logical_not(x); }
 Tensor& exp_out(Tensor& out, const Tensor& x) { return unary_out(UnaryOp::Exp, out, x); }
 Tensor& relu_out(Tensor& out, const Tensor& x) { return unary_out(UnaryOp::Relu, out, x); }
 

@@ -7,6 +7,10 @@
 #include "ops/cpu/loops.h"
 #include "ops/cpu/vector_loops.h"
 
+// Every op is a case of its switch, with no default: a new op without its kernel does not compile
+// (Note [Op tables] in kernels.h).
+#pragma GCC diagnostic error "-Wswitch"
+
 namespace cohort::kernel {
 
 namespace {
@@ -103,7 +107,9 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
     case BinaryOp::Ge: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x >= y; });
     case BinaryOp::And: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != T(0) && y != T(0); });
     case BinaryOp::Or: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::kCount: break;
   }
+  COHORT_ASSERT(false && "BinaryOp::kCount is not an op");
 }
 
 template <class T>
@@ -144,11 +150,21 @@ void where_run(T* out, const bool* c, A a, B b, int64_t n) {
   }
 }
 
+// A float-valued op's loop: its op gives it floating inputs only (integers are converted first).
+template <class T, class F>
+void float_loop(const Tensor& out, const Tensor& in, F f) {
+  if constexpr (std::is_floating_point_v<T>) unary_loop<T, T>(out, in, f);
+  else COHORT_ASSERT(false && "a float-valued op on an integer tensor");
+}
+
 template <class T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
-  using F = T;  // float ops only reach here for floating T (checked by the ops)
   switch (op) {
     case UnaryOp::Neg: return unary_loop<T, T>(out, in, [](T x) { return wrap_neg(x); });
+    case UnaryOp::Exp: return float_loop<T>(out, in, []<class F>(F x) { return std::exp(x); });
+    case UnaryOp::Log: return float_loop<T>(out, in, []<class F>(F x) { return std::log(x); });
+    case UnaryOp::Sqrt: return float_loop<T>(out, in, []<class F>(F x) { return std::sqrt(x); });
+    case UnaryOp::Rsqrt: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / std::sqrt(x); });
     case UnaryOp::Abs:
       if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return unary_loop<T, T>(out, in, [](T x) { return x; });
       else return unary_loop<T, T>(out, in, [](T x) { return x < 0 ? static_cast<T>(-x) : x; });
@@ -156,7 +172,14 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
     case UnaryOp::Relu:
       if constexpr (kVectorised<T>) return relu_loop<T>(out, in);
       else return unary_loop<T, T>(out, in, [](T x) { return x > T(0) ? x : T(0); });
+    case UnaryOp::Sigmoid: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / (F(1) + std::exp(-x)); });
+    case UnaryOp::Tanh: return float_loop<T>(out, in, []<class F>(F x) { return std::tanh(x); });
     case UnaryOp::Square: return unary_loop<T, T>(out, in, [](T x) { return static_cast<T>(x * x); });
+    case UnaryOp::Reciprocal: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / x; });
+    case UnaryOp::Sin: return float_loop<T>(out, in, []<class F>(F x) { return std::sin(x); });
+    case UnaryOp::Cos: return float_loop<T>(out, in, []<class F>(F x) { return std::cos(x); });
+    case UnaryOp::Erf: return float_loop<T>(out, in, []<class F>(F x) { return std::erf(x); });
+    case UnaryOp::Log1p: return float_loop<T>(out, in, []<class F>(F x) { return std::log1p(x); });
     case UnaryOp::LogicalNot: return unary_loop<bool, T>(out, in, [](T x) { return x == T(0); });
     case UnaryOp::IsNan:
       if constexpr (std::is_floating_point_v<T>) return unary_loop<bool, T>(out, in, [](T x) { return std::isnan(x); });
@@ -164,25 +187,9 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
     case UnaryOp::IsFinite:
       if constexpr (std::is_floating_point_v<T>) return unary_loop<bool, T>(out, in, [](T x) { return std::isfinite(x); });
       else return unary_loop<bool, T>(out, in, [](T) { return true; });
-    default: break;
+    case UnaryOp::kCount: break;
   }
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case UnaryOp::Exp: return unary_loop<T, T>(out, in, [](F x) { return std::exp(x); });
-      case UnaryOp::Log: return unary_loop<T, T>(out, in, [](F x) { return std::log(x); });
-      case UnaryOp::Sqrt: return unary_loop<T, T>(out, in, [](F x) { return std::sqrt(x); });
-      case UnaryOp::Rsqrt: return unary_loop<T, T>(out, in, [](F x) { return F(1) / std::sqrt(x); });
-      case UnaryOp::Sigmoid: return unary_loop<T, T>(out, in, [](F x) { return F(1) / (F(1) + std::exp(-x)); });
-      case UnaryOp::Tanh: return unary_loop<T, T>(out, in, [](F x) { return std::tanh(x); });
-      case UnaryOp::Reciprocal: return unary_loop<T, T>(out, in, [](F x) { return F(1) / x; });
-      case UnaryOp::Sin: return unary_loop<T, T>(out, in, [](F x) { return std::sin(x); });
-      case UnaryOp::Cos: return unary_loop<T, T>(out, in, [](F x) { return std::cos(x); });
-      case UnaryOp::Erf: return unary_loop<T, T>(out, in, [](F x) { return std::erf(x); });
-      case UnaryOp::Log1p: return unary_loop<T, T>(out, in, [](F x) { return std::log1p(x); });
-      default: break;
-    }
-  }
-  COHORT_ASSERT(false);
+  COHORT_ASSERT(false && "UnaryOp::kCount is not an op");
 }
 
 }  // namespace

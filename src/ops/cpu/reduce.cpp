@@ -9,6 +9,10 @@
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
 
+// Every op is a case of its switch, with no default: a new op without its kernel does not compile
+// (Note [Op tables] in kernels.h).
+#pragma GCC diagnostic error "-Wswitch"
+
 namespace cohort::kernel {
 
 namespace {
@@ -116,12 +120,12 @@ struct ExtremeReducer {
   Out finish(const Acc& a, int64_t) const { return static_cast<Out>(a); }
 };
 
-// sum |x|^p (then ^(1/p) unless raw), or max |x| for p = inf.
+// (sum |x|^p)^(1/p), or max |x| for p = inf.
 template <class T, class Out>
 struct NormReducer {
   using Acc = double;
   double p = 2;
-  bool inf = false, root = true;
+  bool inf = false;
   Acc init() const { return 0; }
   void run(Acc& acc, const T* x, int64_t s, int64_t n) const {
     for (int64_t i = 0; i < n; ++i) {
@@ -134,7 +138,7 @@ struct NormReducer {
   }
   void merge(Acc& a, const Acc& b) const { a = inf ? std::max(a, b) : a + b; }
   Out finish(const Acc& a, int64_t) const {
-    if (inf || !root || p == 1) return static_cast<Out>(a);
+    if (inf || p == 1) return static_cast<Out>(a);
     return static_cast<Out>(p == 2 ? std::sqrt(a) : std::pow(a, 1.0 / p));
   }
 };
@@ -232,38 +236,32 @@ void run_reduction(const R& r, const Tensor& out, const Tensor& in, IntArrayRef 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& in, IntArrayRef dims, double param) {
   // The output dtype is the input's, except integer sums and products, which are int64 (the ops
   // convert the input first for any other requested dtype); this keeps the instantiations few.
+  // Mean, norms and variance are floating-only: their ops refuse integer tensors.
   dispatch(in.dtype(), [&](auto in_tag) {
     using T = decltype(in_tag);
-    if constexpr (std::is_floating_point_v<T>) {
-      COHORT_ASSERT(out.dtype() == in.dtype());
-      switch (op) {
-        case ReduceOp::Sum: return run_reduction<T, T>(SumReducer<T, T>{false}, out, in, dims);
-        case ReduceOp::Mean: return run_reduction<T, T>(SumReducer<T, T>{true}, out, in, dims);
-        case ReduceOp::Prod: return run_reduction<T, T>(ProdReducer<T, T>{}, out, in, dims);
-        case ReduceOp::Max: return run_reduction<T, T>(ExtremeReducer<T, T>{true}, out, in, dims);
-        case ReduceOp::Min: return run_reduction<T, T>(ExtremeReducer<T, T>{false}, out, in, dims);
-        case ReduceOp::NormP: return run_reduction<T, T>(NormReducer<T, T>{param, false, true}, out, in, dims);
-        case ReduceOp::NormInf: return run_reduction<T, T>(NormReducer<T, T>{param, true, true}, out, in, dims);
-        case ReduceOp::AbsSumPow: return run_reduction<T, T>(NormReducer<T, T>{param, false, false}, out, in, dims);
-        case ReduceOp::Var: return run_reduction<T, T>(VarReducer<T, T>{param}, out, in, dims);
-      }
-    } else {
-      switch (op) {
-        case ReduceOp::Sum:
-          COHORT_ASSERT(out.dtype() == kInt64);
-          return run_reduction<T, int64_t>(SumReducer<T, int64_t>{false}, out, in, dims);
-        case ReduceOp::Prod:
-          COHORT_ASSERT(out.dtype() == kInt64);
-          return run_reduction<T, int64_t>(ProdReducer<T, int64_t>{}, out, in, dims);
-        case ReduceOp::Max:
-          COHORT_ASSERT(out.dtype() == in.dtype());
-          return run_reduction<T, T>(ExtremeReducer<T, T>{true}, out, in, dims);
-        case ReduceOp::Min:
-          COHORT_ASSERT(out.dtype() == in.dtype());
-          return run_reduction<T, T>(ExtremeReducer<T, T>{false}, out, in, dims);
-        default: COHORT_ASSERT(false && "floating-only reduction on an integer tensor");
-      }
+    constexpr bool kFloating = std::is_floating_point_v<T>;
+    using Wide = std::conditional_t<kFloating, T, int64_t>;  // the dtype of sums and products
+    COHORT_ASSERT(out.dtype() == ((op == ReduceOp::Sum || op == ReduceOp::Prod) ? dtype_v<Wide> : in.dtype()));
+    switch (op) {
+      case ReduceOp::Sum: return run_reduction<T, Wide>(SumReducer<T, Wide>{false}, out, in, dims);
+      case ReduceOp::Prod: return run_reduction<T, Wide>(ProdReducer<T, Wide>{}, out, in, dims);
+      case ReduceOp::Max: return run_reduction<T, T>(ExtremeReducer<T, T>{true}, out, in, dims);
+      case ReduceOp::Min: return run_reduction<T, T>(ExtremeReducer<T, T>{false}, out, in, dims);
+      case ReduceOp::Mean:
+        if constexpr (kFloating) return run_reduction<T, T>(SumReducer<T, T>{true}, out, in, dims);
+        break;
+      case ReduceOp::NormP:
+        if constexpr (kFloating) return run_reduction<T, T>(NormReducer<T, T>{param, false}, out, in, dims);
+        break;
+      case ReduceOp::NormInf:
+        if constexpr (kFloating) return run_reduction<T, T>(NormReducer<T, T>{param, true}, out, in, dims);
+        break;
+      case ReduceOp::Var:
+        if constexpr (kFloating) return run_reduction<T, T>(VarReducer<T, T>{param}, out, in, dims);
+        break;
+      case ReduceOp::kCount: break;
     }
+    COHORT_ASSERT(false && "a floating-only reduction on an integer tensor, or ReduceOp::kCount");
   });
 }
 
