@@ -8,8 +8,7 @@
 #include "ops/cpu/vector_loops.h"
 
 // Every op is a case of its switch, with no default: a new op without its kernel does not compile
-// (Note [Op tables] in kernels.h).
-#pragma GCC diagnostic error "-Wswitch"
+// (-Werror=switch, Note [Op tables] in kernels.h).
 
 namespace cohort::kernel {
 

@@ -18,7 +18,7 @@ void fill(const Tensor& dst, const Scalar& value);
 // its enum (kUnary in unary.cpp, kBinary in binary.cpp, kReduce in reduction.cpp): a row holds the
 // op's name, its backward node, what the backward saves, the derivative and the result dtype, and
 // the table static_asserts is_op_table (one row per op, in enum order). The kernels switch over
-// the same enums with every op listed and no default, compiled with -Wswitch as an error, so an op
+// the same enums with every op listed and no default, and the library builds with -Werror=switch, so an op
 // without its kernel or without its row does not compile. Adding an op: its enumerator (before
 // kCount), its kernel case, its row, its public function.
 enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, And, Or, kCount };
