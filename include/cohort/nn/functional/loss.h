@@ -6,15 +6,9 @@
 #include <optional>
 
 #include "cohort/core/tensor.h"
+#include "cohort/nn/reduction.h"
 
-namespace cohort {
-
-enum class Reduction { None, Mean, Sum };
-inline constexpr Reduction kNone = Reduction::None;
-inline constexpr Reduction kMean = Reduction::Mean;
-inline constexpr Reduction kSum = Reduction::Sum;
-
-namespace nn::functional {
+namespace cohort::nn::functional {
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
@@ -52,5 +46,4 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                                         const Tensor& pos_weight = {}, Reduction reduction = kMean);
 
-}  // namespace nn::functional
-}  // namespace cohort
+}  // namespace cohort::nn::functional
