@@ -71,7 +71,7 @@
 #include "cohort/parallel/data_parallel.h"
 #include "cohort/parallel/parallel_apply.h"
 #include "cohort/parallel/replicate.h"
-#include "cohort/parallel/accumulate.h"
+#include "cohort/optim/accumulate.h"
 #include "cohort/distributed/checkpoint.h"
 #include "cohort/distributed/ddp.h"
 #include "cohort/distributed/init.h"

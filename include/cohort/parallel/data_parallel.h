@@ -14,7 +14,7 @@
 // (Note [Replica synchronisation], src/parallel/replicate.cpp). Buffers: Note [Replica buffers].
 // Batch norm across replicas: DataParallelOptions::sync_batch_norm. The first call that runs
 // replicas on devices whose cores differ by more than 25% prints one warning per wrapper
-// (describe_imbalance, core/device.h). Accumulating over micro-batches: parallel/accumulate.h.
+// (describe_imbalance, core/device.h). Accumulating over micro-batches: optim/accumulate.h.
 // A call whose plan has one replica (one device, a batch of 1, no arguments) calls the module.
 // The wrapper's parameters, buffers, submodules and state_dict() are the module's, without a
 // "module." prefix; hooks registered on the module run once per call, around the whole call.
