@@ -5,7 +5,6 @@
 #include <array>
 
 #include "cohort/core/error.h"
-#include "cohort/data/image_grid.h"
 #include "cohort/io/image.h"
 #include "cohort/ops/creation.h"
 
@@ -70,7 +69,7 @@ void write_samples_png(const std::string& path, const Tensor& images, const std:
   Tensor canvas = full({rows * cell_h, cols * cell_w, 3}, 255, TensorOptions(kUInt8));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t top = i / cols * cell_h + kPad, left = i % cols * cell_w + kPad;
-    blit(canvas, data::to_uint8_hwc(images[i]), top, left + (inner_w - s * w) / 2, s);
+    blit(canvas, io::to_uint8_hwc(images[i]), top, left + (inner_w - s * w) / 2, s);
     const std::string t = label(truth[i]), p = label(predicted[i]);
     const int64_t y = top + s * h + kGap;
     io::draw_text(canvas, left + (inner_w - io::text_width(t, font)) / 2, y, t, kGrey, font);
