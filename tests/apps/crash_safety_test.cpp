@@ -24,12 +24,13 @@
 #include <vector>
 
 #include "cohort/core/generator.h"
-#include "cohort/data_setup.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
-#include "cohort/optim_setup.h"
-#include "cohort/run_checkpoint.h"
 #include "support/run_metrics.h"
+
+#include "app/data_setup.h"
+#include "app/optim_setup.h"
+#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::metrics_of;

@@ -1,5 +1,5 @@
 // The captioned grid of test predictions (samples.h), drawn into a uint8 canvas with io::draw_text.
-#include "cohort/samples.h"
+#include "app/samples.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 // Evaluation over a DataLoader, and its printed and JSON forms.
-#include "cohort/evaluate.h"
+#include "app/evaluate.h"
 
 #include <algorithm>
 #include <iomanip>

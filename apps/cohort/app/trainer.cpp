@@ -13,7 +13,7 @@
 // stops all of them at the same step, before any update) and the metrics equal one process's. Rank 0
 // alone writes metrics, checkpoints (the others wait at a barrier), samples and the report; every
 // rank evaluates the whole test set, so all of them hold the same numbers.
-#include "cohort/trainer.h"
+#include "app/trainer.h"
 
 #include <chrono>
 #include <cmath>
@@ -34,20 +34,21 @@
 #include "cohort/data/sampler.h"
 #include "cohort/distributed/ddp.h"
 #include "cohort/data/transforms.h"
-#include "cohort/data_setup.h"
-#include "cohort/evaluate.h"
 #include "cohort/io/file.h"
-#include "cohort/metrics_log.h"
 #include "cohort/models/model.h"
 #include "cohort/nn/functional/loss.h"
 #include "cohort/ops/shape.h"
-#include "cohort/optim_setup.h"
 #include "cohort/parallel/data_parallel.h"
-#include "cohort/progress.h"
-#include "cohort/ranks.h"
-#include "cohort/report.h"
-#include "cohort/run_checkpoint.h"
-#include "cohort/samples.h"
+
+#include "app/data_setup.h"
+#include "app/evaluate.h"
+#include "app/metrics_log.h"
+#include "app/optim_setup.h"
+#include "app/progress.h"
+#include "app/ranks.h"
+#include "app/report.h"
+#include "app/run_checkpoint.h"
+#include "app/samples.h"
 
 namespace cohort::app {
 

@@ -1,5 +1,5 @@
 // The command line of the cohort program (CLI11): train, eval, info, launch.
-#include "cohort/cli.h"
+#include "app/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -7,19 +7,20 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cohort/config.h"
 #include "cohort/core/device.h"
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
 #include "cohort/data/dataloader.h"
-#include "cohort/data_setup.h"
-#include "cohort/evaluate.h"
 #include "cohort/io/file.h"
-#include "cohort/launch.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/backend.h"
-#include "cohort/run_checkpoint.h"
-#include "cohort/trainer.h"
+
+#include "app/config.h"
+#include "app/data_setup.h"
+#include "app/evaluate.h"
+#include "app/launch.h"
+#include "app/run_checkpoint.h"
+#include "app/trainer.h"
 
 namespace cohort::app {
 
