@@ -11,7 +11,6 @@
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
 #include "cohort/data/dataloader.h"
-#include "cohort/io/file.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/backend.h"
 
@@ -120,7 +119,7 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
             << " test set)\n";
   EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()));
   print_eval(std::cout, result, data.classes);
-  if (!json_out.empty()) io::write_file(json_out, to_json(result, data.classes).dump(2) + "\n");
+  if (!json_out.empty()) write_eval_json(json_out, result, data.classes);
   return 0;
 }
 
