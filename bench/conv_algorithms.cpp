@@ -1,8 +1,8 @@
 // Direct against Winograd convolution (cohort::set_conv_algorithm) on the 3x3 layers of ResNet-18
-// (CIFAR variant) and issue 7's W5 layer: median time of forward and of forward + backward, the
-// rounding error of each against a float64 convolution. ConvAlgorithm::Auto's rule (at least 32
-// output tiles of 4x4) is read off these tables; Winograd is oneDNN's on AVX-512 and cohort's
-// (src/ops/dnnl/winograd.cpp) elsewhere.
+// (CIFAR variant) and the W5 layer of bench/workloads.cpp: median time of forward and of forward +
+// backward, the rounding error of each against a float64 convolution. ConvAlgorithm::Auto's rule (at
+// least 32 output tiles of 4x4) is read off these tables; Winograd is oneDNN's on AVX-512 and
+// cohort's (src/ops/dnnl/winograd.cpp) elsewhere.
 // Note [Winograd convolution] in src/ops/dnnl/conv.cpp rests on these numbers.
 //   conv_algorithms [threads=1] [reps=7]
 #include <algorithm>

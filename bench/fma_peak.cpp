@@ -1,6 +1,6 @@
 // The machine's float32 peak per core, measured: independent chains of fused multiply-adds on the
-// widest vectors the CPU has (AVX-512 or AVX2), as many in flight as the FMA units can take. Issue 7
-// states its sgemm target as a share of this number; bench/compare prints both.
+// widest vectors the CPU has (AVX-512 or AVX2), as many in flight as the FMA units can take.
+// bench/compare states the sgemm target as a share of this number and prints both.
 //   fma_peak        -> "fma_peak_gflops <best of 5 runs, one thread>"
 #include <immintrin.h>
 

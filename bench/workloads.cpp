@@ -1,5 +1,7 @@
-// Issue 7's workloads W1-W5 in cohort, one per process run, under the names bench/workloads_torch.py
-// gives the same work in PyTorch; bench/compare runs both and prints the table.
+// The benchmark workloads in cohort, one per process run, under the names bench/workloads_torch.py
+// gives the same work in PyTorch; bench/compare runs both and prints the table. W1: the blitz CNN's
+// training step; W2: a LeNet epoch on Fashion-MNIST through the DataLoader; W3: grouped convolutions
+// and an einsum grouped linear; W4: ResNet-18 training and inference; W5: sgemm and a 3x3 convolution.
 //   workloads <name> <threads> [reps=10] [warmup=2]    (workloads list: the names)
 // Prints one line: "<name> threads <t> median_ms <m> reps <r> peak_rss_kb <k>" (peak RSS of the
 // whole process, from getrusage, so it includes the library and the data).
@@ -52,8 +54,9 @@ Step resnet_inference(int64_t batch) {
   };
 }
 
-// The seeds' grouped bottleneck (002: groups 12, group_channels 64 at 14x14): squeeze 1x1 to
-// 12 x 32 channels, 3x3 grouped, expand 1x1 grouped to 12 x 64, batch norm and ReLU between.
+// The grouped bottleneck of examples/grouped_branches.cpp's blog post (groups 12, group_channels 64,
+// at 14x14): squeeze 1x1 to 12 x 32 channels, 3x3 grouped, expand 1x1 grouped to 12 x 64, batch norm
+// and ReLU between.
 struct GroupedBottleneck : nn::Module {
   GroupedBottleneck()
       : conv1(nn::Conv2dOptions(64, 384, 1).bias(false)), bn1(384),
@@ -75,7 +78,8 @@ struct GroupedBottleneck : nn::Module {
   nn::BatchNorm2d bn3;
 };
 
-// The same computation as the seed first wrote it: 12 branches of ordinary convolutions, concatenated.
+// The same computation as the blog post first wrote it: 12 branches of ordinary convolutions,
+// concatenated.
 struct SerialBranches : nn::Module {
   SerialBranches() {
     for (int g = 0; g < 12; ++g) {
@@ -102,7 +106,8 @@ Step block_train(int64_t batch) {
   return [=] { net->forward(x).sum().backward(); };
 }
 
-// The seeds' einsum grouped linear, 'bgi,gio->bgo': batch 8, 12 groups, 64 -> 32, forward and backward.
+// The blog post's einsum grouped linear, 'bgi,gio->bgo': batch 8, 12 groups, 64 -> 32, forward and
+// backward.
 Step einsum_group_linear() {
   Tensor w = randn({12, 64, 32}).requires_grad_(true);
   Tensor x = randn({8, 12, 64});

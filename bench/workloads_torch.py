@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 7's workloads W1-W5 in PyTorch 1.13, under the names of bench/workloads.cpp (same shapes,
+"""The benchmark workloads W1-W5 in PyTorch 1.13, under the names of bench/workloads.cpp (same shapes,
 same recipe), timed the same way: warm-up steps, then the median of `reps` steps. Prints one line:
 "<name> threads <t> median_ms <m> reps <r> peak_rss_kb <k>".
    /usr/bin/python3 bench/workloads_torch.py <name> <threads> [reps=10] [warmup=2]   (or: list)
@@ -48,7 +48,7 @@ def branch():
 
 
 class GroupedBottleneck(nn.Module):
-    """The seeds' grouped bottleneck (002): groups 12, group_channels 64."""
+    """The grouped bottleneck of examples/grouped_branches.cpp's blog post: groups 12, group_channels 64."""
 
     def __init__(self):
         super().__init__()

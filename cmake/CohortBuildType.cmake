@@ -20,7 +20,7 @@ if(COHORT_SANITIZE)
   # Applies to every target (library, tests, examples); comes after the
   # build type's flags on the command line, so -O1 wins.
   # No per-ISA clones (Note [Kernel ISA dispatch]): their ifunc resolvers run while the dynamic
-  # loader relocates, before a sanitizer's runtime is up (a TSan build crashed at start-up).
+  # loader relocates, before a sanitizer's runtime is up (a TSan build crashes at start-up).
   add_compile_options(${_cohort_san} -O1 -g -D_GLIBCXX_ASSERTIONS -DCOHORT_NO_ISA_CLONES)
   add_link_options(${_cohort_san})
   message(STATUS "cohort: sanitizer build (ASan + UBSan)")

@@ -1,7 +1,7 @@
-// The blitz's neural-network section (shared/seeds/003, "3. 神经网络") in cohort: define LeNet, list
-// its parameters, run a 1x1x32x32 input forward and backward, compute an MSE loss, follow the graph
-// back through grad_fn, update the weights by hand and then with optim::SGD. Ends by checking the
-// key facts and returns non-zero if one fails (CI runs it).
+// Port of the 60-minute blitz's neural-network section ("3. 神经网络" in its Chinese translation):
+// define LeNet, list its parameters, run a 1x1x32x32 input forward and backward, compute an MSE loss,
+// follow the graph back through grad_fn, update the weights by hand and then with optim::SGD. Ends by
+// checking the key facts and returns non-zero if one fails (CI runs it).
 #include <cstdio>
 #include <iostream>
 

@@ -1,8 +1,8 @@
-// The grouped-convolution blog post (shared/seeds/002) in cohort: G per-group branches run one after
-// the other (a ModuleList, as the post's "old serial format") against one grouped network that does
-// the same work in three convolutions, and per-group Linear layers against one einsum
-// ("bgi,gio->bgo"). Both pairs get the same weights; the example checks the outputs are identical and
-// prints the speed ratio.
+// Port of a blog post on parallelising a model with grouped convolutions (its Parallel_Bottleneck,
+// groups=12): G per-group branches run one after the other (a ModuleList, as the post's "old serial
+// format") against one grouped network that does the same work in three convolutions, and per-group
+// Linear layers against one einsum ("bgi,gio->bgo"). Both pairs get the same weights; the example
+// checks the outputs are identical and prints the speed ratio.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

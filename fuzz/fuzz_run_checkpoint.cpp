@@ -3,8 +3,9 @@
 // and applied by app::restore_checkpoint (scheduler state, the generator's state).
 #include "cohort/core/error.h"
 #include "cohort/io/checkpoint.h"
-#include "cohort/run_checkpoint.h"
 #include "fuzz_util.h"
+
+#include "app/run_checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace cohort;

@@ -2,9 +2,10 @@
 // accepted must round-trip through to_json.
 #include <nlohmann/json.hpp>
 
-#include "cohort/config.h"
 #include "cohort/core/error.h"
 #include "fuzz_util.h"
+
+#include "app/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);

@@ -1,7 +1,7 @@
 // Shared by the fuzz targets and make_seeds: where inputs are written (the parsers take paths) and
 // the tiny model, optimizer and scheduler that the checkpoint targets load into.
 //
-// A target's contract (issue 8): every input either parses or throws a cohort::Error. Anything else
+// A target's contract: every input either parses or throws a cohort::Error. Anything else
 // (another exception escaping, which terminates; a crash; an ASan or UBSan report; a hang; an
 // allocation past libFuzzer's -malloc_limit_mb) is a bug that libFuzzer saves as crash-<sha1>.
 #pragma once

@@ -7,12 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "cohort/config.h"
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/npy.h"
 #include "cohort/io/safetensors.h"
-#include "cohort/run_checkpoint.h"
 #include "fuzz_util.h"
+
+#include "app/config.h"
+#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace cohort;

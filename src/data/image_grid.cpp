@@ -40,25 +40,4 @@ Tensor make_grid(const Tensor& batch, int64_t nrow, int64_t padding, bool normal
   return grid;
 }
 
-Tensor to_uint8_hwc(const Tensor& chw_float) {
-  COHORT_CHECK(chw_float.defined(), "to_uint8_hwc: the image is an undefined tensor");
-  COHORT_CHECK(chw_float.is_floating_point() && chw_float.dim() == 3,
-               "to_uint8_hwc: expected a float32 or float64 image [C, H, W], got ", chw_float.toString());
-  const Tensor hwc = chw_float.detach().permute({1, 2, 0}).contiguous();
-  Tensor out = empty(hwc.sizes(), TensorOptions(kUInt8));
-  uint8_t* dst = out.data_ptr<uint8_t>();
-  const int64_t n = hwc.numel();
-  dispatch_floating(hwc.dtype(), "to_uint8_hwc", [&](auto tag) {
-    using T = decltype(tag);
-    const T* src = hwc.data_ptr<T>();
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = src[i];
-      // In T's precision, as torchvision's mul(255).add_(0.5): 0.9f gives 230 there, not 229.
-      // !(v > 0) also catches NaN.
-      dst[i] = !(v > 0) ? 0 : v >= 1 ? 255 : static_cast<uint8_t>(v * T(255) + T(0.5));
-    }
-  });
-  return out;
-}
-
 }  // namespace cohort::data

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <vector>
 
-#include "cohort/data/image_grid.h"
 #include "cohort/ops/creation.h"
 #include "io/file_util.h"
 
@@ -43,7 +42,7 @@ Tensor to_png_layout(const Tensor& image) {
     COHORT_CHECK(image.dim() == 3 && (image.size(0) == 1 || image.size(0) == 3 || image.size(0) == 4),
                  "write_png: a floating-point image must be [C, H, W] with C = 1, 3 or 4, got ", image.sizes(),
                  image.dim() == 3 && image.size(2) <= 4 ? "; hint: this looks like HWC, use permute({2, 0, 1})" : "");
-    return data::to_uint8_hwc(image);
+    return to_uint8_hwc(image);
   }
   COHORT_CHECK(image.dtype() == kUInt8, "write_png: expected a uint8 [H, W, C] or float [C, H, W] image, got ",
                image.dtype(), " ", image.sizes());
@@ -79,6 +78,27 @@ void write_png(const std::string& path, const Tensor& image) {
   out.commit();
 }
 
+Tensor to_uint8_hwc(const Tensor& chw_float) {
+  COHORT_CHECK(chw_float.defined(), "to_uint8_hwc: the image is an undefined tensor");
+  COHORT_CHECK(chw_float.is_floating_point() && chw_float.dim() == 3,
+               "to_uint8_hwc: expected a float32 or float64 image [C, H, W], got ", chw_float.toString());
+  const Tensor hwc = chw_float.detach().permute({1, 2, 0}).contiguous();
+  Tensor out = empty(hwc.sizes(), TensorOptions(kUInt8));
+  uint8_t* dst = out.data_ptr<uint8_t>();
+  const int64_t n = hwc.numel();
+  dispatch_floating(hwc.dtype(), "to_uint8_hwc", [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = hwc.data_ptr<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      const T v = src[i];
+      // In T's precision, as torchvision's mul(255).add_(0.5): 0.9f gives 230 there, not 229.
+      // !(v > 0) also catches NaN.
+      dst[i] = !(v > 0) ? 0 : v >= 1 ? 255 : static_cast<uint8_t>(v * T(255) + T(0.5));
+    }
+  });
+  return out;
+}
+
 Tensor read_png(const std::string& path) {
   detail::FileReader file(path, "read_png");
   std::vector<unsigned char> bytes(file.size());
@@ -112,7 +132,7 @@ void draw_text(const Tensor& image, int64_t x, int64_t y, const std::string& tex
                    image.size(2) <= 4,
                "draw_text: expected a uint8 [H, W, C] image with C = 1..4, got ",
                image.defined() ? image.toString() : std::string("an undefined tensor"),
-               "; hint: data::to_uint8_hwc converts a float CHW image");
+               "; hint: io::to_uint8_hwc converts a float CHW image");
   COHORT_CHECK(scale >= 1, "draw_text: scale must be at least 1, got ", scale);
   std::string s = printable(text);
   // stb writes 4 vertices of 16 bytes per quad and silently truncates when the buffer is full;

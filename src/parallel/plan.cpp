@@ -91,7 +91,8 @@ std::vector<int64_t> chunk_sizes(int64_t n, size_t device_count, const ScatterOp
   return sizes;
 }
 
-// A tensor inside a std::vector may be one of a list of per-sample tensors (seed 001's ragged items).
+// A tensor inside a std::vector may be one item of a per-sample list (ragged items, one tensor per
+// sample), so its error also suggests Split.
 bool in_list(const Leaf& leaf) { return leaf.path.find('[') != std::string::npos; }
 
 // The batch: from the first split tensor, else from the first Split list; -1 when neither exists.

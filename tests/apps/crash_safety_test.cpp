@@ -1,4 +1,4 @@
-// Crash safety of `cohort train` (issue 8), with the real program in child processes: SIGKILL at
+// Crash safety of `cohort train`, with the real program in child processes: SIGKILL at
 // seeded random moments — during start-up, steps, checkpoint saves, evaluation, the report — must
 // always leave a newest checkpoint that loads intact, and `--resume` must finish the run with the
 // weights of a run that was never interrupted. A full disk during a checkpoint save (RLIMIT_FSIZE)
@@ -24,12 +24,13 @@
 #include <vector>
 
 #include "cohort/core/generator.h"
-#include "cohort/data_setup.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
-#include "cohort/optim_setup.h"
-#include "cohort/run_checkpoint.h"
 #include "support/run_metrics.h"
+
+#include "app/data_setup.h"
+#include "app/optim_setup.h"
+#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::metrics_of;

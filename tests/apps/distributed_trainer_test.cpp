@@ -13,9 +13,10 @@
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
-#include "cohort/run_checkpoint.h"
 #include "support/run_metrics.h"
 #include "support/subprocess.h"
+
+#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::Finished;

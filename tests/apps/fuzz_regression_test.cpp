@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cohort/config.h"
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/models/model.h"
 #include "cohort/optim/sgd.h"
-#include "cohort/run_checkpoint.h"
 #include "support/error_of.h"
+
+#include "app/config.h"
+#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace cohort;

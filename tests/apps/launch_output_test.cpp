@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "cohort/launch_output.h"
+#include "app/launch_output.h"
 
 using cohort::app::launch_detail::LinePrefixer;
 

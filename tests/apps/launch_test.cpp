@@ -1,7 +1,7 @@
 // `cohort launch`: the ranks' environment, prefixed output, a failing rank stopping the others, signals to
 // the launcher, and usage errors. Ranks are /bin/sh scripts; the ones meant to be stopped sleep 30 s, so a
 // broken launcher makes a test slow rather than hang it.
-#include "cohort/launch.h"
+#include "app/launch.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -23,8 +23,9 @@
 #include <tuple>
 #include <vector>
 
-#include "cohort/cli.h"
 #include "cohort/core/device.h"
+
+#include "app/cli.h"
 
 namespace fs = std::filesystem;
 using cohort::app::launch;

@@ -1,5 +1,5 @@
 // The progress bar's line and durations.
-#include "cohort/progress.h"
+#include "app/progress.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,9 @@
 #include "support/error_of.h"
 
 #include "cohort/io/image.h"
-#include "cohort/report.h"
-#include "cohort/svg_chart.h"
+
+#include "app/report.h"
+#include "app/svg_chart.h"
 
 using namespace cohort;
 using namespace cohort::testing;

@@ -1,5 +1,5 @@
 // The trainer's checkpoint files: round trip, pruning, and a full disk during a save.
-#include "cohort/run_checkpoint.h"
+#include "app/run_checkpoint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

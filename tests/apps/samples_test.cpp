@@ -7,7 +7,8 @@
 #include "support/error_of.h"
 
 #include "cohort/io/image.h"
-#include "cohort/samples.h"
+
+#include "app/samples.h"
 
 using namespace cohort;
 using namespace cohort::testing;

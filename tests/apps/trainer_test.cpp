@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "cohort/cli.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
-#include "cohort/run_checkpoint.h"
 #include "support/run_metrics.h"
+
+#include "app/cli.h"
+#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::metrics_of;

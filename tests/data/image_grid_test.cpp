@@ -1,6 +1,6 @@
-// make_grid's layout, normalization and channel expansion, and to_uint8_hwc. The expected grids are
-// what torchvision.utils.make_grid 0.14 returns for the same inputs (checked with python3-torchvision;
-// the corners and values below were printed by it).
+// make_grid's layout, normalization and channel expansion. The expected grids are what
+// torchvision.utils.make_grid 0.14 returns for the same inputs (checked with python3-torchvision; the
+// corners and values below were printed by it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -106,19 +106,6 @@ TEST(ImageGrid, Errors) {
   EXPECT_THAT(error_of([] { data::make_grid(zeros({2, 3, 4, 4}), 2, -1); }),
               HasSubstr("make_grid: padding must be non-negative, got -1"));
   EXPECT_THAT(error_of([] { data::make_grid(zeros({0, 3, 4, 4})); }), HasSubstr("make_grid: the batch is empty"));
-  EXPECT_THAT(error_of([] { data::to_uint8_hwc(zeros({4, 4}, TensorOptions(kFloat64))); }),
-              HasSubstr("to_uint8_hwc: expected a float32 or float64 image [C, H, W], got float64 [4, 4]"));
-}
-
-TEST(ImageGrid, ToUint8HwcRoundsClampsAndTransposes) {
-  // [C=2, H=1, W=3] -> [1, 3, 2].
-  Tensor chw = tensor({{{0.0, 0.5, 1.2}}, {{-3.0, 0.2, std::nan("")}}});
-  Tensor hwc = data::to_uint8_hwc(chw);
-  EXPECT_EQ(hwc.dtype(), kUInt8);
-  EXPECT_TRUE(hwc.equal(tensor(std::vector<uint8_t>{0, 0, 128, 51, 255, 0}).reshape({1, 3, 2}))) << hwc;
-  // Float32 1/255 steps survive exactly.
-  Tensor steps = arange(256, TensorOptions(kFloat32)).div(255.0).reshape({1, 16, 16});
-  EXPECT_TRUE(data::to_uint8_hwc(steps).equal(arange(256, TensorOptions(kUInt8)).reshape({16, 16, 1})));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // PNG round trips (uint8 HWC with 1-4 channels, float CHW with clamping and rounding, strided
-// views), atomic writes and errors; draw_text's box, width, clipping and colors.
+// views), to_uint8_hwc, atomic writes and errors; draw_text's box, width, clipping and colors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -61,6 +61,19 @@ TEST_F(Png, FloatChwIsClampedAndRounded) {
   Tensor rgba = rand({4, 3, 2});
   io::write_png(path("rgba.png"), rgba);
   EXPECT_EQ(io::read_png(path("rgba.png")).sizes(), IntArrayRef({3, 2, 4}));
+}
+
+TEST(ToUint8Hwc, RoundsClampsAndTransposes) {
+  // [C=2, H=1, W=3] -> [1, 3, 2].
+  Tensor chw = tensor({{{0.0, 0.5, 1.2}}, {{-3.0, 0.2, std::nan("")}}});
+  Tensor hwc = io::to_uint8_hwc(chw);
+  EXPECT_EQ(hwc.dtype(), kUInt8);
+  EXPECT_TRUE(hwc.equal(tensor(std::vector<uint8_t>{0, 0, 128, 51, 255, 0}).reshape({1, 3, 2}))) << hwc;
+  // Float32 1/255 steps survive exactly.
+  Tensor steps = arange(256, TensorOptions(kFloat32)).div(255.0).reshape({1, 16, 16});
+  EXPECT_TRUE(io::to_uint8_hwc(steps).equal(arange(256, TensorOptions(kUInt8)).reshape({16, 16, 1})));
+  EXPECT_THAT(error_of([] { io::to_uint8_hwc(zeros({4, 4}, TensorOptions(kFloat64))); }),
+              HasSubstr("to_uint8_hwc: expected a float32 or float64 image [C, H, W], got float64 [4, 4]"));
 }
 
 TEST_F(Png, OverwritesAtomically) {

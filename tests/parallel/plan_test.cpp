@@ -137,7 +137,8 @@ TEST_F(ParallelPlan, ComputesWithoutAllocatingAnything) {
 }
 
 TEST_F(ParallelPlan, SharedBatchOneInputIsAnErrorNamingBothSizesAndBroadcast) {
-  // Seed 000: PyTorch zips 2 chunks of x1 with the single chunk of x2 and returns half the batch.
+  // A batch-1 input shared by every sample: PyTorch's DataParallel zips 2 chunks of x1 with the single
+  // chunk of x2 and silently returns half the batch.
   Tensor x1 = randn({4, 3, 8, 8});
   Tensor x2 = randn({1, 10, 20});
   std::string e = error_of([&] { parallel::plan(first(2), {}, x1, x2); });
@@ -152,7 +153,7 @@ TEST_F(ParallelPlan, MismatchInsideContainersNamesThePath) {
   items[2]["mask"] = randn({5});
   EXPECT_THAT(error_of([&] { parallel::plan(first(2), {}, randn({6, 1}), items); }),
               HasSubstr("argument 1[2]['mask'] of shape [5] has size 5 along dim 0, but the batch is 6"));
-  // Seed 001's ragged per-sample items as a plain list: the hint names Split as well.
+  // Ragged per-sample items (one tensor per sample) as a plain list: the hint names Split as well.
   std::vector<Tensor> ragged = {randn({3}), randn({1}), randn({2})};
   EXPECT_THAT(error_of([&] { parallel::plan(first(2), {}, randn({3, 4}), ragged); }),
               HasSubstr("argument 1[1] of shape [1] has size 1 along dim 0, but the batch is 3 (set by argument 0 of "

@@ -1,5 +1,6 @@
-// parallel::scatter: what each replica receives, the seeds' cases, gradients back to the inputs,
-// the check against the plan, and the compile-time refusal of bare non-tensors.
+// parallel::scatter: what each replica receives, PyTorch's two classic DataParallel pitfalls (a shared
+// batch-1 input, per-sample lists of non-tensors), gradients back to the inputs, the check against
+// the plan, and the compile-time refusal of bare non-tensors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,8 +83,9 @@ TEST_F(ParallelScatter, MarkersGiveEachReplicaWhatTheySay) {
   EXPECT_THAT(std::get<2>(inputs[1]), ElementsAre("d", "e"));
 }
 
-TEST_F(ParallelScatter, SeedSharedBatchOneInputFailsThenWorksWithBroadcastOrExpand) {
-  // Seed 000: model(x1, x2) returns (x1, x2); x2 is a batch-1 input shared by all samples.
+TEST_F(ParallelScatter, SharedBatchOneInputFailsThenWorksWithBroadcastOrExpand) {
+  // model(x1, x2) returns (x1, x2); x2 is a batch-1 input shared by all samples. PyTorch's
+  // DataParallel splits x1 and not x2 and returns half the batch.
   Tensor x1 = randn({4, 3, 2, 2});
   Tensor x2 = randn({1, 5, 6});
   EXPECT_THAT(error_of([&] { parallel::plan(first(2), {}, x1, x2); }),
@@ -97,21 +99,22 @@ TEST_F(ParallelScatter, SeedSharedBatchOneInputFailsThenWorksWithBroadcastOrExpa
     y1.push_back(a);
   }
   EXPECT_TRUE(parallel::gather(y1, "cpu:0", p).equal(x1));
-  // The seed's workaround: expand x2 (no copy) to the batch, so it splits like x1.
+  // The usual PyTorch workaround also works: expand x2 (no copy) to the batch, so it splits like x1.
   Tensor x2e = x2.expand({4, -1, -1});
   auto pe = parallel::plan(first(2), {}, x1, x2e);
   auto expanded = parallel::scatter(pe, x1, x2e);
   auto [g1, g2] = parallel::gather(expanded, "cpu:0", pe);  // the replicas return their inputs
   EXPECT_TRUE(g1.equal(x1));
   EXPECT_TRUE(g2.equal(x2e.contiguous()));
-  // Expanding to the device count, as the seed does on 2 GPUs, is no longer silently accepted.
+  // Expanding to the device count instead (a PyTorch habit on 2 GPUs) is an error, not a silent split.
   EXPECT_THAT(error_of([&] { parallel::plan(first(2), {}, x1, x2.expand({2, -1, -1})); }),
               HasSubstr("hint: wrap it in parallel::Broadcast(x)"));
 }
 
-TEST_F(ParallelScatter, SeedListOfLengthsIsSplitWithTheBatch) {
-  // Seed 001: a per-sample list of non-tensors reached every replica whole; the workaround was an
-  // index tensor. Split cuts the list at the tensor's boundaries, ragged tensor items included.
+TEST_F(ParallelScatter, ListOfLengthsIsSplitWithTheBatch) {
+  // A per-sample list of non-tensors: PyTorch's scatter hands the whole list to every replica (its users
+  // pass an index tensor instead). Split cuts the list at the tensor's boundaries, ragged tensor items
+  // included.
   Tensor x = randn({5, 4});
   std::vector<int64_t> lengths = {4, 2, 3, 1, 4};
   std::vector<Tensor> ragged;

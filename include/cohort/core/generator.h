@@ -64,7 +64,7 @@ class ThreadGeneratorScope {
 // along `dim`. Data parallelism sets it for each replica, so that a random tensor with `size`
 // entries along `dim` (a dropout mask, noise added in forward) holds the values that the whole
 // batch's tensor would hold at those samples (Note [Counter-based random tensors] in
-// src/ops/creation.cpp): results do not depend on how the batch was split.
+// src/ops/random.cpp): results do not depend on how the batch was split.
 struct BatchSlice {
   int64_t dim = 0;
   int64_t offset = 0;

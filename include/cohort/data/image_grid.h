@@ -1,5 +1,5 @@
-// A batch of images tiled into one picture, as torchvision.utils.make_grid does, and the conversion of
-// a float image to the 8-bit layout of PNG files.
+// A batch of images tiled into one picture, as torchvision.utils.make_grid does (io::write_png saves
+// it; io::to_uint8_hwc gives its 8-bit form).
 //
 //   io::write_png("batch.png", data::make_grid(images, /*nrow=*/8));   // images [B, C, H, W]
 #pragma once
@@ -21,10 +21,5 @@ namespace cohort::data {
 // Throws a cohort::Error for another rank, dtype or channel count, nrow < 1 or padding < 0.
 Tensor make_grid(const Tensor& batch, int64_t nrow = 8, int64_t padding = 2, bool normalize = false,
                  double pad_value = 0);
-
-// float32 / float64 [C, H, W] with values in [0, 1] to uint8 [H, W, C]: each value is clamped to
-// [0, 1] and becomes floor(255 v + 0.5), computed in the image's dtype as torchvision's save_image
-// does, so the bytes match a PNG saved by PyTorch; NaN becomes 0. Any C.
-Tensor to_uint8_hwc(const Tensor& chw_float);
 
 }  // namespace cohort::data

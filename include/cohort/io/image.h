@@ -20,13 +20,18 @@ namespace cohort::io {
 // a missing directory, throws a cohort::Error naming the path and leaves no partial file.
 // image: uint8 [H, W, C] with C = 1 (grey), 2 (grey + alpha), 3 (RGB) or 4 (RGBA); or float32 /
 // float64 [C, H, W] with C = 1, 3 or 4 and values in [0, 1], clamped, converted as
-// data::to_uint8_hwc does (round(255 v); NaN becomes 0). Any strides. H, W >= 1.
+// to_uint8_hwc does (round(255 v); NaN becomes 0). Any strides. H, W >= 1.
 void write_png(const std::string& path, const Tensor& image);
 
 // Reads an 8- or 16-bit PNG (16-bit is reduced to 8) into a contiguous uint8 [H, W, C] tensor, C
 // being the file's channel count (1, 2, 3 or 4). Throws a cohort::Error "read_png: <path>: ..." for a
 // missing or malformed file.
 Tensor read_png(const std::string& path);
+
+// float32 / float64 [C, H, W] with values in [0, 1] to uint8 [H, W, C], the layout of PNG files:
+// each value is clamped to [0, 1] and becomes floor(255 v + 0.5), computed in the image's dtype as
+// torchvision's save_image does, so the bytes match a PNG saved by PyTorch; NaN becomes 0. Any C.
+Tensor to_uint8_hwc(const Tensor& chw_float);
 
 // Draws text in place with stb_easy_font's bitmap font (ASCII; '\n' starts a new line, other
 // characters outside ' '..'~' draw as '?'). (x, y) is the top-left corner of the text's box,

@@ -1,5 +1,4 @@
-// The negative log-likelihood loss over class indices, as libtorch's free function, and the
-// reduction modes every loss takes (libtorch spells them kMean, kSum, kNone):
+// The negative log-likelihood loss over class indices, as libtorch's free function:
 //   nll_loss(log_softmax(logits, 1), target)                        // the mean over samples
 //   nll_loss(logp, target, class_weights, kSum, /*ignore_index=*/0)
 // input: log-probabilities [N, C], [N, C, d1, ...] or a single sample [C], floating point; target:
@@ -14,13 +13,9 @@
 #pragma once
 
 #include "cohort/core/tensor.h"
+#include "cohort/ops/reduction_mode.h"
 
 namespace cohort {
-
-enum class Reduction { None, Mean, Sum };
-inline constexpr Reduction kNone = Reduction::None;
-inline constexpr Reduction kMean = Reduction::Mean;
-inline constexpr Reduction kSum = Reduction::Sum;
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {}, Reduction reduction = kMean,
                 int64_t ignore_index = -100);

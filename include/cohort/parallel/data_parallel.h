@@ -11,10 +11,11 @@
 // (gather.h; 0-d outputs become the sample-weighted mean by default). Replicas are built on the
 // first call and kept; before each call only changed values are copied, and each replica parameter
 // is linked to the master's, so backward sums every replica's gradient into the master's .grad
-// (Note [Replica synchronisation], src/parallel/replicate.cpp). Buffers: Note [Replica buffers].
-// Batch norm across replicas: DataParallelOptions::sync_batch_norm. The first call that runs
-// replicas on devices whose cores differ by more than 25% prints one warning per wrapper
-// (describe_imbalance, core/device.h). Accumulating over micro-batches: parallel/accumulate.h.
+// (Note [Replica synchronisation], src/parallel/replicate.cpp). Buffers: Note [Replica buffers]
+// in src/parallel/batch_norm_sync.cpp. Batch norm across replicas:
+// DataParallelOptions::sync_batch_norm. The first call that runs replicas on devices whose cores
+// differ by more than 25% prints one warning per wrapper (describe_imbalance, core/device.h).
+// Accumulating over micro-batches: optim/accumulate.h.
 // A call whose plan has one replica (one device, a batch of 1, no arguments) calls the module.
 // The wrapper's parameters, buffers, submodules and state_dict() are the module's, without a
 // "module." prefix; hooks registered on the module run once per call, around the whole call.
@@ -52,8 +53,9 @@ struct DataParallelOptions {
   DataParallelOptions& scalars(Reduction r) { scalars_ = r; return *this; }
   DataParallelOptions& buffers(BufferRule b) { buffers_ = b; return *this; }
   // Batch norm in training normalises with the statistics of the whole batch, across replicas, so
-  // outputs and gradients equal one device's (Note [Sync batch norm], data_parallel.cpp). Off by
-  // default: each replica then normalises its chunk by the chunk's statistics, as PyTorch does.
+  // outputs and gradients equal one device's (Note [Sync batch norm] in
+  // src/parallel/batch_norm_sync.cpp). Off by default: each replica then normalises its chunk by
+  // the chunk's statistics, as PyTorch does.
   DataParallelOptions& sync_batch_norm(bool on) { sync_batch_norm_ = on; return *this; }
   bool sync_batch_norm() const { return sync_batch_norm_; }
   const std::optional<Device>& output_device() const { return output_device_; }

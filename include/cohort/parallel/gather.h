@@ -23,7 +23,7 @@
 #include <tuple>
 #include <vector>
 
-#include "cohort/nn/functional/loss.h"  // Reduction: kMean, kSum, kNone
+#include "cohort/ops/reduction_mode.h"
 #include "cohort/parallel/markers.h"
 #include "cohort/parallel/plan.h"
 

@@ -5,9 +5,10 @@
 //   // outputs[r] = replicas[r]->forward(std::get<0>(inputs[r])...), computed on p.devices[r]'s thread
 //
 // Each replica runs on the persistent worker thread of its device (one per device), with the
-// device's share of the cores as intra-op threads (Note [Threads per device], core/threads.h), the
-// caller's grad mode, and a copy of the caller's random generator (Note [Replica RNG] in
-// parallel_apply.cpp): given the plan, random tensors drawn in forward equal one device's.
+// device's share of the cores as intra-op threads (Note [Threads per device] in
+// src/core/threads.cpp), the caller's grad mode, and a copy of the caller's random generator
+// (Note [Replica RNG] in parallel_apply.cpp): given the plan, random tensors drawn in forward equal
+// one device's.
 // The default dtype and anomaly mode are process-wide, so replicas see the caller's. One replica
 // runs directly on the calling thread, drawing from the caller's generator, as a plain call would.
 // Waits for every replica, then, if any threw, throws one cohort::Error that lists each failed

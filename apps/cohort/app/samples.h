@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "cohort/core/tensor.h"
+#include "cohort/models/model.h"
+
+#include "app/data_setup.h"
 
 namespace cohort::app {
 
@@ -20,5 +23,10 @@ namespace cohort::app {
 // [0, class_names.size()).
 void write_samples_png(const std::string& path, const Tensor& images_nchw_float01, const std::vector<int64_t>& truth,
                        const std::vector<int64_t>& predicted, const std::vector<std::string>& class_names);
+
+// The first 32 test images of `data` (all of them when fewer) with `model`'s predictions, written to
+// `path` by write_samples_png. Runs the model in eval mode without autograd, then sets it back to
+// training mode.
+void write_prediction_samples(const std::string& path, models::Model& model, const DataSetup& data);
 
 }  // namespace cohort::app

@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cohort/config.h"
 #include "cohort/data/dataset.h"
 #include "cohort/models/model.h"
+
+#include "app/config.h"
 
 namespace cohort::app {
 

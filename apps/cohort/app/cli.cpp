@@ -1,5 +1,5 @@
 // The command line of the cohort program (CLI11): train, eval, info, launch.
-#include "cohort/cli.h"
+#include "app/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -7,19 +7,19 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cohort/config.h"
 #include "cohort/core/device.h"
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
 #include "cohort/data/dataloader.h"
-#include "cohort/data_setup.h"
-#include "cohort/evaluate.h"
-#include "cohort/io/file.h"
-#include "cohort/launch.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/backend.h"
-#include "cohort/run_checkpoint.h"
-#include "cohort/trainer.h"
+
+#include "app/config.h"
+#include "app/data_setup.h"
+#include "app/evaluate.h"
+#include "app/launch.h"
+#include "app/run_checkpoint.h"
+#include "app/trainer.h"
 
 namespace cohort::app {
 
@@ -119,7 +119,7 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
             << " test set)\n";
   EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()));
   print_eval(std::cout, result, data.classes);
-  if (!json_out.empty()) io::write_file(json_out, to_json(result, data.classes).dump(2) + "\n");
+  if (!json_out.empty()) write_eval_json(json_out, result, data.classes);
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // Dataset selection for the trainer: readers, normalisation constants and augmentation.
-#include "cohort/data_setup.h"
+#include "app/data_setup.h"
 
 #include <filesystem>
 #include <random>

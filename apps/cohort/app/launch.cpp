@@ -26,7 +26,7 @@
 // its final state, ended by '\n', is never lost. (cohort's own bar prints plain lines when stderr is not a
 // terminal, as under the launcher.) A rank's stdout and stderr are two pipes, so their relative order is
 // not kept, as with torchrun.
-#include "cohort/launch.h"
+#include "app/launch.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -51,8 +51,9 @@
 #include <sstream>
 
 #include "cohort/core/device.h"
-#include "cohort/launch_output.h"
-#include "cohort/launch_signals.h"
+
+#include "app/launch_output.h"
+#include "app/launch_signals.h"
 
 extern char** environ;
 

@@ -4,10 +4,11 @@
 #include <memory>
 #include <vector>
 
-#include "cohort/config.h"
 #include "cohort/core/tensor.h"
 #include "cohort/optim/lr_scheduler.h"
 #include "cohort/optim/optimizer.h"
+
+#include "app/config.h"
 
 namespace cohort::app {
 

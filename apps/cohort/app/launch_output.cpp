@@ -1,5 +1,5 @@
 // LinePrefixer: whole prefixed lines out of a rank's byte stream.
-#include "cohort/launch_output.h"
+#include "app/launch_output.h"
 
 #include <algorithm>
 #include <ostream>

@@ -1,5 +1,5 @@
 // Optimizer and schedule factories for the trainer.
-#include "cohort/optim_setup.h"
+#include "app/optim_setup.h"
 
 #include <algorithm>
 

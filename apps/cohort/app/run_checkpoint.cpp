@@ -1,5 +1,5 @@
 // The trainer's checkpoint files: io::save_checkpoint plus the run's state as JSON metadata.
-#include "cohort/run_checkpoint.h"
+#include "app/run_checkpoint.h"
 
 #include <algorithm>
 #include <cstdio>

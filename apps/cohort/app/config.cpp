@@ -1,5 +1,5 @@
 // TrainConfig: validation and its JSON form.
-#include "cohort/config.h"
+#include "app/config.h"
 
 #include <algorithm>
 #include <charconv>

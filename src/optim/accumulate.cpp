@@ -1,16 +1,16 @@
 // GradientAccumulator: the window bookkeeping around Tensor::backward and Optimizer::step.
-#include "cohort/parallel/accumulate.h"
+#include "cohort/optim/accumulate.h"
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 
-namespace cohort::parallel {
+namespace cohort::optim {
 
 namespace {
 const char* plural(int64_t n) { return n == 1 ? "" : "es"; }
 }  // namespace
 
-GradientAccumulator::GradientAccumulator(optim::Optimizer& optimizer, int64_t micro_batches)
+GradientAccumulator::GradientAccumulator(Optimizer& optimizer, int64_t micro_batches)
     : optimizer_(optimizer), micro_batches_(micro_batches) {
   COHORT_CHECK(micro_batches >= 1, "GradientAccumulator: expected at least 1 micro-batch per step, got ",
                micro_batches);
@@ -66,4 +66,4 @@ void GradientAccumulator::zero_grad(bool set_to_none) {
   weighting_ = Weighting::kNone;
 }
 
-}  // namespace cohort::parallel
+}  // namespace cohort::optim

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
 
 // Keys "count", "loss", "accuracy", "classes", "per_class" [{name, accuracy, count}], "confusion".
 nlohmann::json to_json(const EvalResult& result, const std::vector<std::string>& classes);
+
+// Writes to_json(result, classes) to `path` (eval.json), atomically.
+void write_eval_json(const std::filesystem::path& path, const EvalResult& result,
+                     const std::vector<std::string>& classes);
 
 // As the blitz prints it: "Accuracy of the network on the 10000 test images: 88 %", then
 // "Accuracy for class: T-shirt/top is 84.1 %" per class, then the confusion matrix.

@@ -1,5 +1,5 @@
 // The JSON-lines metrics file.
-#include "cohort/metrics_log.h"
+#include "app/metrics_log.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>

@@ -1,13 +1,17 @@
-// The captioned grid of test predictions (samples.h), drawn into a uint8 canvas with io::draw_text.
-#include "cohort/samples.h"
+// The captioned grid of test predictions (samples.h), drawn into a uint8 canvas with io::draw_text,
+// and the predictions it shows.
+#include "app/samples.h"
 
 #include <algorithm>
 #include <array>
 
+#include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
-#include "cohort/data/image_grid.h"
+#include "cohort/core/generator.h"
+#include "cohort/data/transforms.h"
 #include "cohort/io/image.h"
 #include "cohort/ops/creation.h"
+#include "cohort/ops/shape.h"
 
 namespace cohort::app {
 
@@ -70,7 +74,7 @@ void write_samples_png(const std::string& path, const Tensor& images, const std:
   Tensor canvas = full({rows * cell_h, cols * cell_w, 3}, 255, TensorOptions(kUInt8));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t top = i / cols * cell_h + kPad, left = i % cols * cell_w + kPad;
-    blit(canvas, data::to_uint8_hwc(images[i]), top, left + (inner_w - s * w) / 2, s);
+    blit(canvas, io::to_uint8_hwc(images[i]), top, left + (inner_w - s * w) / 2, s);
     const std::string t = label(truth[i]), p = label(predicted[i]);
     const int64_t y = top + s * h + kGap;
     io::draw_text(canvas, left + (inner_w - io::text_width(t, font)) / 2, y, t, kGrey, font);
@@ -78,6 +82,26 @@ void write_samples_png(const std::string& path, const Tensor& images, const std:
                   truth[i] == predicted[i] ? kGreen : kRed, font);
   }
   io::write_png(path, canvas);
+}
+
+void write_prediction_samples(const std::string& path, models::Model& model, const DataSetup& data) {
+  const int64_t n = std::min<int64_t>(32, data.test->size());
+  std::vector<Tensor> shown, inputs;
+  std::vector<int64_t> truth;
+  Generator unused(0);
+  const data::Transform to_tensor = data::transforms::ToTensor();
+  for (int64_t i = 0; i < n; ++i) {
+    data::Example e = data.test->get(i);
+    shown.push_back(to_tensor(e.input, unused));
+    inputs.push_back(data.test_transform(e.input, unused));
+    truth.push_back(e.target.item<int64_t>());
+  }
+  NoGradGuard no_grad;
+  model.eval();
+  Tensor predicted = model.forward(stack(inputs)).argmax(1).contiguous();
+  model.train();
+  std::vector<int64_t> pred(predicted.data_ptr<int64_t>(), predicted.data_ptr<int64_t>() + n);
+  write_samples_png(path, stack(shown), truth, pred, data.classes);
 }
 
 }  // namespace cohort::app

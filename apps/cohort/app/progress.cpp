@@ -1,5 +1,5 @@
 // The tqdm-style progress bar.
-#include "cohort/progress.h"
+#include "app/progress.h"
 
 #include <unistd.h>
 

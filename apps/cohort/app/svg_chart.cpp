@@ -1,6 +1,6 @@
 // SVG line charts: nice ticks (Heckbert's "nice numbers for graph labels"), axes, grid, legend.
 // Text widths are estimated (no font metrics offline): about 0.6 em per character.
-#include "cohort/svg_chart.h"
+#include "app/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cohort/cohort.h>
-#include <cohort/parallel/accumulate.h>
+#include <cohort/optim/accumulate.h>
 #include <cohort/parallel/data_parallel.h>
 
 #include "support/devices.h"
@@ -63,7 +63,7 @@ class Accumulator : public cohort::testing::WithDevices<2> {
     auto net = fresh();
     nn::DataParallel<Mlp> dp(net, cohort::testing::first_devices(devices));
     optim::SGD opt(dp.parameters(), sgd());
-    parallel::GradientAccumulator acc(opt, static_cast<int64_t>(sizes.size()));
+    optim::GradientAccumulator acc(opt, static_cast<int64_t>(sizes.size()));
     acc.zero_grad();
     for (int s = 0; s < kSteps; ++s) {
       int64_t start = 0;
@@ -115,7 +115,7 @@ TEST_F(Accumulator, WorksWithDataParallel) {
 TEST_F(Accumulator, StepInMidWindowIsRefusedAndChangesNothing) {
   auto net = fresh();
   optim::SGD opt(net->parameters(), sgd());
-  parallel::GradientAccumulator acc(opt, 3);
+  optim::GradientAccumulator acc(opt, 3);
   EXPECT_THAT(error_of([&] { acc.step(); }),
               HasSubstr("GradientAccumulator::step: only 0 of 3 micro-batches of the window done"));
   for (int i = 0; i < 2; ++i) acc.backward(F::cross_entropy(net->forward(inputs_[0]), labels_[0]));
@@ -132,9 +132,9 @@ TEST_F(Accumulator, StepInMidWindowIsRefusedAndChangesNothing) {
 TEST_F(Accumulator, WindowErrors) {
   auto net = fresh();
   optim::SGD opt(net->parameters(), sgd());
-  EXPECT_THAT(error_of([&] { parallel::GradientAccumulator(opt, 0); }),
+  EXPECT_THAT(error_of([&] { optim::GradientAccumulator(opt, 0); }),
               HasSubstr("GradientAccumulator: expected at least 1 micro-batch per step, got 0"));
-  parallel::GradientAccumulator acc(opt, 2);
+  optim::GradientAccumulator acc(opt, 2);
   Tensor loss = F::cross_entropy(net->forward(inputs_[0]), labels_[0]);
   EXPECT_THAT(error_of([&] { acc.backward(net->forward(inputs_[0])); }),
               HasSubstr("GradientAccumulator::backward: expected a 0-d loss, got [12, 3]; hint: reduce it first"));
@@ -153,7 +153,7 @@ TEST_F(Accumulator, WindowErrors) {
 TEST_F(Accumulator, ZeroGradDropsTheWindow) {
   auto net = fresh();
   optim::SGD opt(net->parameters(), sgd());
-  parallel::GradientAccumulator acc(opt, 2);
+  optim::GradientAccumulator acc(opt, 2);
   acc.backward(F::cross_entropy(net->forward(inputs_[0]), labels_[0]), 12);
   ASSERT_TRUE(net->fc1->weight.grad().defined());
   acc.zero_grad();

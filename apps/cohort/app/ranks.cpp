@@ -1,5 +1,5 @@
 // The trainer's processes: see ranks.h.
-#include "cohort/ranks.h"
+#include "app/ranks.h"
 
 #include <chrono>
 #include <cstdlib>

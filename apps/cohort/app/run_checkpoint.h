@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "cohort/config.h"
 #include "cohort/data/dataloader.h"
 #include "cohort/nn/module.h"
 #include "cohort/optim/lr_scheduler.h"
 #include "cohort/optim/optimizer.h"
+
+#include "app/config.h"
 
 namespace cohort::app {
 

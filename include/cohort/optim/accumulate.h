@@ -1,6 +1,6 @@
-// parallel::GradientAccumulator: one optimizer step over k micro-batches, as if they were one batch.
+// optim::GradientAccumulator: one optimizer step over k micro-batches, as if they were one batch.
 //
-//   parallel::GradientAccumulator acc(optimizer, 4);           // a window of 4 micro-batches
+//   optim::GradientAccumulator acc(optimizer, 4);              // a window of 4 micro-batches
 //   for (auto& [x, y] : micro_batches) {
 //     acc.backward(F::cross_entropy((*dp)(x), y));             // any module, nn::DataParallel too
 //     if (acc.ready()) acc.step();                              // steps, clears the grads, opens a new window
@@ -27,12 +27,12 @@
 #include "cohort/core/tensor.h"
 #include "cohort/optim/optimizer.h"
 
-namespace cohort::parallel {
+namespace cohort::optim {
 
 class GradientAccumulator {
  public:
   // Throws cohort::Error unless micro_batches >= 1. Keeps a reference: the optimizer must outlive it.
-  GradientAccumulator(optim::Optimizer& optimizer, int64_t micro_batches);
+  GradientAccumulator(Optimizer& optimizer, int64_t micro_batches);
 
   // Backpropagates loss / micro_batches (a 0-d tensor). Throws cohort::Error when the window is
   // already full, for a loss that is not 0-d, or after backward(loss, samples) in the same window.
@@ -51,17 +51,17 @@ class GradientAccumulator {
   int64_t done() const { return done_; }                  // micro-batches backpropagated in this window
   int64_t micro_batches() const { return micro_batches_; }
   int64_t samples() const { return samples_; }            // this window's samples (form 2), else 0
-  optim::Optimizer& optimizer() const { return optimizer_; }
+  Optimizer& optimizer() const { return optimizer_; }
 
  private:
   enum class Weighting { kNone, kMean, kSamples };
   void check_can_backward(const Tensor& loss, Weighting weighting) const;
 
-  optim::Optimizer& optimizer_;
+  Optimizer& optimizer_;
   int64_t micro_batches_;
   int64_t done_ = 0;
   int64_t samples_ = 0;
   Weighting weighting_ = Weighting::kNone;  // this window's
 };
 
-}  // namespace cohort::parallel
+}  // namespace cohort::optim

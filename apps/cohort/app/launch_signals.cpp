@@ -1,5 +1,5 @@
 // The launcher's self-pipe for signals, and how a rank's exit status reads.
-#include "cohort/launch_signals.h"
+#include "app/launch_signals.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

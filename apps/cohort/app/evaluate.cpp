@@ -1,5 +1,5 @@
 // Evaluation over a DataLoader, and its printed and JSON forms.
-#include "cohort/evaluate.h"
+#include "app/evaluate.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -8,6 +8,7 @@
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
+#include "cohort/io/file.h"
 #include "cohort/nn/functional/loss.h"
 
 namespace cohort::app {
@@ -65,6 +66,11 @@ nlohmann::json to_json(const EvalResult& r, const std::vector<std::string>& clas
   }
   return {{"count", r.count},     {"loss", r.loss},         {"accuracy", r.accuracy},
           {"classes", classes},   {"per_class", per_class}, {"confusion", r.confusion}};
+}
+
+void write_eval_json(const std::filesystem::path& path, const EvalResult& result,
+                     const std::vector<std::string>& classes) {
+  io::write_file(path, to_json(result, classes).dump(2) + "\n");
 }
 
 void print_eval(std::ostream& out, const EvalResult& r, const std::vector<std::string>& classes) {

@@ -1,7 +1,7 @@
 // `cohort train`: the training loop with progress, metrics, checkpoints, the report and resume.
 #pragma once
 
-#include "cohort/config.h"
+#include "app/config.h"
 
 namespace cohort::app {
 

@@ -1,13 +1,14 @@
 // The training report's HTML pieces other than charts: stylesheet, summary cards, config table,
 // evaluation tables, number formatting.
-#include "cohort/report_html.h"
+#include "app/report_html.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "cohort/core/error.h"
-#include "cohort/svg_chart.h"
+
+#include "app/svg_chart.h"
 
 namespace cohort::app {
 

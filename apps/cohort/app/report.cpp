@@ -1,6 +1,6 @@
 // The HTML training report: metrics.jsonl is parsed into steps and epochs, then each part of the page
 // (summary, config, charts, epoch table, evaluation, samples) is one function. See report.h.
-#include "cohort/report.h"
+#include "app/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +14,9 @@
 
 #include "cohort/core/error.h"
 #include "cohort/io/file.h"
-#include "cohort/report_html.h"
-#include "cohort/svg_chart.h"
+
+#include "app/report_html.h"
+#include "app/svg_chart.h"
 
 namespace cohort::app {
 

@@ -1,0 +1,176 @@
+// Setting up a training run (training_run.h). start_run calls the steps below in an order that
+// matters: the seed is set before the weights are drawn, and a resumed run restores its checkpoint
+// over everything built before it.
+#include "app/training_run.h"
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cohort/core/device.h"
+#include "cohort/core/error.h"
+#include "cohort/core/generator.h"
+#include "cohort/core/threads.h"
+#include "cohort/data/sampler.h"
+#include "cohort/distributed/ddp.h"
+
+namespace cohort::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path create_output_dir(const std::string& dir) {
+  const fs::path out = dir;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  COHORT_CHECK(!ec, "cohort train: cannot create the output directory ", out.string(), ": ", ec.message());
+  return out;
+}
+
+// The run's processes (Note [Trainer processes] in trainer.cpp): --batch-size is the batch of the
+// whole run, so it must divide among them.
+Ranks join_processes(const TrainConfig& config) {
+  Ranks ranks = Ranks::from_environment();
+  const int world = ranks.world_size();
+  COHORT_CHECK(config.batch_size % world == 0, "cohort train: --batch-size ", config.batch_size,
+               " is the batch of the whole run and must divide among its ", world, " processes; hint: use a multiple of ",
+               world);
+  return ranks;
+}
+
+// With several devices DataParallel splits each batch; with several processes
+// DistributedDataParallel wraps that (or the model) and averages the gradients over the processes.
+ModelCall wrap_model(const std::shared_ptr<models::Model>& model, const std::string& devices_spec,
+                     const Ranks& ranks) {
+  const std::vector<Device> devices = parse_devices(devices_spec);
+  ModelCall call;
+  if (devices.size() > 1) {
+    call.parallel = std::make_shared<nn::DataParallel<models::Model>>(model, devices);
+    call.forward = [parallel = call.parallel](const Tensor& x) { return parallel->forward(x); };
+  } else {
+    call.forward = [model](const Tensor& x) { return model->forward(x); };
+  }
+  if (ranks.group()) {
+    if (call.parallel) {
+      auto ddp = std::make_shared<distributed::DistributedDataParallel<nn::DataParallel<models::Model>>>(
+          call.parallel, ranks.group());
+      call.forward = [ddp](const Tensor& x) { return ddp->forward(x); };
+      call.distributed = ddp;
+    } else {
+      auto ddp = std::make_shared<distributed::DistributedDataParallel<models::Model>>(model, ranks.group());
+      call.forward = [ddp](const Tensor& x) { return ddp->forward(x); };
+      call.distributed = ddp;
+    }
+  }
+  return call;
+}
+
+// This process's share of each batch of the training set. With several processes, a
+// DistributedSampler deals out the order that one process's RandomSampler has with this seed.
+data::DataLoader make_train_loader(const TrainConfig& config, const DataSetup& data, const Ranks& ranks) {
+  const int world = ranks.world_size();
+  data::DataLoaderOptions options = data::DataLoaderOptions()
+                                        .batch_size(config.batch_size / world)
+                                        .shuffle(true)
+                                        .num_workers(config.workers)
+                                        .seed(config.seed + 1)
+                                        .transform(data.train_transform);
+  if (world > 1)
+    options.sampler(std::make_shared<data::DistributedSampler>(data.train->size(), ranks.rank(), world,
+                                                               /*shuffle=*/true, config.seed + 1));
+  return data::DataLoader(data.train, options);
+}
+
+data::DataLoader make_test_loader(const TrainConfig& config, const DataSetup& data) {
+  return data::DataLoader(data.test, data::DataLoaderOptions()
+                                         .batch_size(std::max<int64_t>(config.batch_size, 256))
+                                         .num_workers(config.workers)
+                                         .seed(config.seed + 2)
+                                         .transform(data.test_transform));
+}
+
+// Restores the newest checkpoint of config.resume: weights, optimizer, scheduler, the default
+// generator, the progress and the loader's position.
+void resume(TrainingRun& run) {
+  Checkpoint c = read_checkpoint(run.config.resume);
+  restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
+  run.progress = c.progress;
+  run.loader.load_state(run.progress.loader);
+  if (run.talk)
+    std::cerr << "cohort: resumed " << c.path.string() << " at epoch " << run.progress.loader.epoch + 1 << ", step "
+              << run.progress.step << "\n";
+}
+
+// metrics.jsonl, on rank 0: a new run starts it with its config line; a resumed run keeps the lines
+// up to its checkpoint's step.
+void open_metrics(TrainingRun& run) {
+  if (!run.ranks.leader()) return;
+  const bool resumed = !run.config.resume.empty();
+  run.metrics.emplace(run.out, resumed ? run.progress.step : -1);
+  if (resumed) return;
+  nlohmann::json head = to_json(run.config);
+  head["kind"] = "config";
+  head["threads"] = get_num_threads();
+  head["processes"] = run.ranks.world_size();
+  head["version"] = COHORT_VERSION;
+  head["train_size"] = run.data.train->size();
+  head["test_size"] = run.data.test->size();
+  head["data"] = run.data.source;
+  run.metrics->write(head);
+}
+
+void announce(const TrainingRun& run) {
+  if (!run.talk) return;
+  const TrainConfig& config = run.config;
+  const int world = run.ranks.world_size();
+  std::cerr << "cohort: training " << config.model << " on " << config.dataset << " (" << run.data.train->size()
+            << " train, " << run.data.test->size() << " test images from " << run.data.source << "), "
+            << get_num_threads() << " threads on " << config.devices
+            << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string()) << ", output in "
+            << run.out.string() << "\n";
+}
+
+}  // namespace
+
+void TrainingRun::save_checkpoint() const {
+  if (ranks.leader()) save_run_checkpoint(out, config, progress, *model, *optimizer, schedule.scheduler.get());
+  ranks.barrier();
+}
+
+TrainingRun start_run(const TrainConfig& config) {
+  config.validate();
+  fs::path out = create_output_dir(config.out);
+  Ranks ranks = join_processes(config);
+  set_num_threads(threads_per_process(config.threads));
+  manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
+  DataSetup data = load_data(config);
+  std::shared_ptr<models::Model> model = create_model(config.model, data);
+  std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(config, model->parameters());
+  ModelCall call = wrap_model(model, config.devices, ranks);
+  data::DataLoader loader = make_train_loader(config, data, ranks);
+  data::DataLoader test_loader = make_test_loader(config, data);
+  Schedule schedule = make_schedule(config, *optimizer, loader.num_batches());
+  const bool talk = ranks.leader() || config.log_all_ranks;
+  TrainingRun run{.config = config,
+                  .out = std::move(out),
+                  .ranks = std::move(ranks),
+                  .talk = talk,
+                  .data = std::move(data),
+                  .model = std::move(model),
+                  .optimizer = std::move(optimizer),
+                  .call = std::move(call),
+                  .loader = std::move(loader),
+                  .test_loader = std::move(test_loader),
+                  .schedule = std::move(schedule)};
+  if (!config.resume.empty()) resume(run);
+  open_metrics(run);
+  announce(run);
+  run.started = std::chrono::steady_clock::now();
+  run.elapsed_before = run.progress.elapsed_seconds;
+  return run;
+}
+
+}  // namespace cohort::app

@@ -1,0 +1,67 @@
+// A `cohort train` run, set up: its output directory, processes, data, model (wrapped for several
+// devices or processes), optimizer, schedule, loaders, progress and metrics log. start_run builds it
+// in the order that decides the run's numbers (Note [Exact resume] in trainer.cpp); trainer.cpp
+// runs its epochs.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "cohort/data/dataloader.h"
+#include "cohort/models/model.h"
+#include "cohort/nn/module.h"
+#include "cohort/optim/optimizer.h"
+#include "cohort/parallel/data_parallel.h"
+
+#include "app/config.h"
+#include "app/data_setup.h"
+#include "app/metrics_log.h"
+#include "app/optim_setup.h"
+#include "app/ranks.h"
+#include "app/run_checkpoint.h"
+
+namespace cohort::app {
+
+// How a training step calls the model: the model itself on one device, nn::DataParallel over
+// several (--devices), and DistributedDataParallel around either when there are several processes.
+struct ModelCall {
+  std::shared_ptr<nn::DataParallel<models::Model>> parallel;  // null on one device
+  std::function<Tensor(const Tensor&)> forward;
+  std::shared_ptr<nn::Module> distributed;                    // null in one process
+};
+
+struct TrainingRun {
+  TrainConfig config;
+  std::filesystem::path out;  // config.out, created
+  Ranks ranks;
+  bool talk = true;  // this process prints: rank 0, or every rank with --log-all-ranks
+  DataSetup data;
+  // The master copy: what the optimizer, the checkpoints and the evaluation see.
+  std::shared_ptr<models::Model> model;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  ModelCall call;
+  data::DataLoader loader;       // the training set: this process's share of each batch
+  data::DataLoader test_loader;  // the whole test set, in every process
+  Schedule schedule;
+  TrainProgress progress{};             // restored on resume
+  std::optional<MetricsLog> metrics{};  // rank 0 only
+  std::chrono::steady_clock::time_point started{};  // when this process started training
+  double elapsed_before = 0;  // training seconds of the run before it was resumed
+
+  Tensor forward(const Tensor& x) const { return call.forward(x); }
+  int64_t num_classes() const { return static_cast<int64_t>(data.classes.size()); }
+  // Checkpoints `progress`: rank 0 writes, the others wait until the file is complete
+  // (Note [Trainer processes]).
+  void save_checkpoint() const;
+};
+
+// Validates `config`, creates config.out, joins the run's processes, seeds, loads the data, builds
+// the model, optimizer, schedule and loaders, restores config.resume's newest checkpoint when set,
+// opens metrics.jsonl (rank 0) and prints what it is about to train. Throws a cohort::Error for bad
+// settings, missing data, an unwritable output directory or a --batch-size the processes cannot share.
+TrainingRun start_run(const TrainConfig& config);
+
+}  // namespace cohort::app
