@@ -1,6 +1,6 @@
-// parallel_apply's runner: each replica a job on its device's executor thread (Note [Device
-// executor] in src/core/device_executor.cpp), the caller's thread-local state carried over, every
-// failure collected into one error.
+// parallel_apply's runner: replica 0 on the calling thread, every other replica a job on its device's
+// executor thread (Note [Device executor] in src/core/device_executor.cpp), the caller's thread-local
+// state carried over, every failure collected into one error.
 //
 // Note [Replica RNG]
 // A replica that draws random numbers (dropout, noise in forward) must not share the caller's
@@ -82,17 +82,23 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
       // runs its replicas in turn, since its own device's thread is busy running it.
       for (size_t r = 0; r < jobs.size(); ++r) run(r);
     } else {
+      // Replica 0 runs on the calling thread, which stands for its device as it does in backward
+      // (Note [Backward engine]): each device's forward and backward then run on one thread.
       divide_threads_among(devices);
       std::mutex m;
       std::condition_variable done;
-      size_t remaining = jobs.size();
-      for (size_t r = 0; r < jobs.size(); ++r) {
+      size_t remaining = jobs.size() - 1;
+      for (size_t r = 1; r < jobs.size(); ++r) {
         cohort::detail::DeviceExecutor::of(jobs[r].device).post([&, r] {
           run(r);
           std::lock_guard<std::mutex> l(m);
           if (--remaining == 0) done.notify_all();
         });
       }
+      const int caller_threads = get_num_threads();
+      set_num_threads(device_num_threads(jobs[0].device));
+      run(0);
+      set_num_threads(caller_threads);
       std::unique_lock<std::mutex> l(m);
       done.wait(l, [&] { return remaining == 0; });
     }

@@ -1,4 +1,4 @@
-// parallel_apply: one thread per device, grad mode carried over, one error naming every failed
+// parallel_apply: one thread per device (replica 0's the caller's), grad mode carried over, one error naming every failed
 // replica, random tensors that do not depend on the split; the replicas' backward on the threads that
 // ran their forward; backward inside a replica and parallel_apply inside backward.
 #include <gmock/gmock.h>
@@ -158,14 +158,12 @@ TEST_F(ParallelApply, ReplicaBackwardRunsOnItsForwardsThreadWithItsThreadShare) 
   std::map<Device, std::thread::id> forward_thread;
   for (const auto& [pass, device, thread, threads] : net->probes->second) {
     EXPECT_EQ(threads, device_num_threads(device)) << pass << " on " << device;
-    if (pass == "forward") {
-      forward_thread[device] = thread;
-      EXPECT_NE(thread, std::this_thread::get_id()) << device;
-    } else if (device != Device("cpu:0")) {
-      EXPECT_EQ(thread, forward_thread.at(device)) << device;
-    } else {
-      EXPECT_EQ(thread, std::this_thread::get_id());
-    }
+    // Every device's forward and backward run on one thread: cpu:0's on the caller's, the others on
+    // their executors.
+    if (pass == "forward") forward_thread[device] = thread;
+    else EXPECT_EQ(thread, forward_thread.at(device)) << device;
+    if (device == Device("cpu:0")) EXPECT_EQ(thread, std::this_thread::get_id()) << pass;
+    else EXPECT_NE(thread, std::this_thread::get_id()) << pass << " on " << device;
   }
 }
 

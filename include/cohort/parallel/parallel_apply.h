@@ -1,10 +1,11 @@
-// parallel::parallel_apply: each replica's forward on its own device thread, all at once.
+// parallel::parallel_apply: each replica's forward on its device's thread, all at once.
 //
 //   auto inputs = parallel::scatter(p, x);                      // one std::tuple per replica
 //   auto outputs = parallel::parallel_apply(replicas, inputs, p.devices);
 //   // outputs[r] = replicas[r]->forward(std::get<0>(inputs[r])...), computed on p.devices[r]'s thread
 //
-// Each replica runs on the persistent worker thread of its device (one per device), with the
+// Replica 0 runs on the calling thread and every other replica on its device's persistent executor
+// thread (the threads that run the same devices' backward nodes), each with the
 // device's share of the cores as intra-op threads (Note [Threads per device] in
 // src/core/threads.cpp), the caller's grad mode, and a copy of the caller's random generator
 // (Note [Replica RNG] in parallel_apply.cpp): given the plan, random tensors drawn in forward equal
