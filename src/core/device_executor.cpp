@@ -167,3 +167,37 @@ void DeviceExecutor::wake() {
 }
 
 }  // namespace cohort::detail
+
+namespace cohort {
+
+void run_on_devices(const std::vector<Device>& devices, const std::vector<std::function<void()>>& jobs) {
+  COHORT_CHECK(devices.size() == jobs.size(), "run_on_devices: expected one device per job, got ", devices.size(),
+               " devices and ", jobs.size(), " jobs");
+  for (const Device& d : devices) check_device(d, "run_on_devices");
+  if (jobs.empty()) return;
+  if (detail::DeviceExecutor::current()) {
+    for (const auto& job : jobs) job();
+    return;
+  }
+  divide_threads_among(devices);
+  std::mutex m;
+  std::condition_variable done;
+  size_t remaining = jobs.size() - 1;
+  for (size_t i = 1; i < jobs.size(); ++i) {
+    detail::DeviceExecutor::of(devices[i]).post([&, i] {
+      jobs[i]();
+      std::lock_guard<std::mutex> l(m);
+      if (--remaining == 0) done.notify_all();
+    });
+  }
+  const int caller_threads = get_num_threads();
+  set_num_threads(device_num_threads(devices[0]));
+  jobs[0]();
+  set_num_threads(caller_threads);
+  std::unique_lock<std::mutex> l(m);
+  done.wait(l, [&] { return remaining == 0; });
+}
+
+bool on_device_thread() { return detail::DeviceExecutor::current() != nullptr; }
+
+}  // namespace cohort

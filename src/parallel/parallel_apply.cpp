@@ -1,6 +1,7 @@
-// parallel_apply's runner: replica 0 on the calling thread, every other replica a job on its device's
-// executor thread (Note [Device executor] in src/core/device_executor.cpp), the caller's thread-local
-// state carried over, every failure collected into one error.
+// parallel_apply's runner: the replicas at once through run_on_devices (replica 0 on the calling
+// thread, the others on their devices' executor threads: Note [Device executor] in
+// src/core/device_executor.cpp), the caller's thread-local state carried over, every failure
+// collected into one error.
 //
 // Note [Replica RNG]
 // A replica that draws random numbers (dropout, noise in forward) must not share the caller's
@@ -17,15 +18,13 @@
 // from copies, but each numbers its tensors from 0: per-sample draws then repeat across replicas.
 #include "cohort/parallel/parallel_apply.h"
 
-#include <condition_variable>
 #include <exception>
-#include <mutex>
+#include <functional>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
 #include "cohort/core/threads.h"
-#include "core/device_executor.h"
 
 namespace cohort::parallel::detail {
 
@@ -77,31 +76,9 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
         errors[r] = std::current_exception();
       }
     };
-    if (cohort::detail::DeviceExecutor::current()) {
-      // A nested call (a replica that is itself data-parallel, or a hook during a replica's backward)
-      // runs its replicas in turn, since its own device's thread is busy running it.
-      for (size_t r = 0; r < jobs.size(); ++r) run(r);
-    } else {
-      // Replica 0 runs on the calling thread, which stands for its device as it does in backward
-      // (Note [Backward engine]): each device's forward and backward then run on one thread.
-      divide_threads_among(devices);
-      std::mutex m;
-      std::condition_variable done;
-      size_t remaining = jobs.size() - 1;
-      for (size_t r = 1; r < jobs.size(); ++r) {
-        cohort::detail::DeviceExecutor::of(jobs[r].device).post([&, r] {
-          run(r);
-          std::lock_guard<std::mutex> l(m);
-          if (--remaining == 0) done.notify_all();
-        });
-      }
-      const int caller_threads = get_num_threads();
-      set_num_threads(device_num_threads(jobs[0].device));
-      run(0);
-      set_num_threads(caller_threads);
-      std::unique_lock<std::mutex> l(m);
-      done.wait(l, [&] { return remaining == 0; });
-    }
+    std::vector<std::function<void()>> runs;
+    for (size_t r = 0; r < jobs.size(); ++r) runs.push_back([&run, r] { run(r); });
+    run_on_devices(devices, runs);
     for (auto& g : drawn) {
       if (!g) continue;
       caller_generator = *g;

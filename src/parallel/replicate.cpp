@@ -12,7 +12,7 @@
 //    once; several forwards without a step copy nothing.
 //  - The replica on the master's device shares the master's parameter memory (no copy at all); its
 //    buffers are its own, so a replica's batch-norm update never lands in the master by accident
-//    (DataParallel merges them on purpose: Note [Replica buffers] in data_parallel.cpp).
+//    (DataParallel merges them on purpose: Note [Replica buffers] in batch_norm_sync.cpp).
 //  - Gradients. Under grad mode each replica parameter gets, every forward, a fresh grad_fn
 //    "BroadcastBackward" whose only input is its master parameter and whose backward moves the
 //    gradient to the master's device: the replica parameter becomes a differentiable copy of the

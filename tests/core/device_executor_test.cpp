@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "cohort/core/error.h"
+#include "support/error_of.h"
 #include "cohort/core/threads.h"
 #include "core/device_executor.h"
 #include "support/devices.h"
@@ -171,6 +173,30 @@ TEST_F(Executor, AnEscapingExceptionIsReportedAndTheThreadGoesOn) {
   EXPECT_EQ(after, before);
   EXPECT_THAT(err, HasSubstr("a job on cpu:1's thread threw (it should have caught it): boom in a job"));
   EXPECT_THAT(err, HasSubstr("a job on cpu:1's thread threw a non-std::exception"));
+}
+
+// run_on_devices, parallel_apply's runner: the first job on the caller, the others on their devices'
+// executors, at once; a nested call runs its jobs in turn on the executor's thread.
+TEST_F(Executor, RunOnDevicesRunsTheFirstJobOnTheCallerAndTheOthersOnTheirExecutors) {
+  const std::vector<Device> devices{Device("cpu:0"), Device("cpu:1"), Device("cpu:2")};
+  std::vector<std::thread::id> ran(3);
+  std::vector<std::thread::id> nested(2);
+  std::vector<std::function<void()>> jobs;
+  for (size_t i = 0; i < 3; ++i) jobs.push_back([&, i] { ran[i] = std::this_thread::get_id(); });
+  jobs[2] = [&] {
+    ran[2] = std::this_thread::get_id();
+    cohort::run_on_devices({Device("cpu:0"), Device("cpu:1")}, {[&] { nested[0] = std::this_thread::get_id(); },
+                                                               [&] { nested[1] = std::this_thread::get_id(); }});
+  };
+  cohort::run_on_devices(devices, jobs);
+  EXPECT_EQ(ran[0], std::this_thread::get_id());
+  EXPECT_EQ(ran[1], thread_of(Device("cpu:1")));
+  EXPECT_EQ(ran[2], thread_of(Device("cpu:2")));
+  EXPECT_EQ(nested[0], ran[2]);
+  EXPECT_EQ(nested[1], ran[2]);
+  EXPECT_FALSE(cohort::on_device_thread());
+  EXPECT_THAT(cohort::testing::error_of([&] { cohort::run_on_devices(devices, {}); }),
+              HasSubstr("run_on_devices: expected one device per job, got 3 devices and 0 jobs"));
 }
 
 TEST_F(Executor, ADeviceOutOfRangeIsAnError) {

@@ -98,8 +98,8 @@ const std::vector<Case> kCases = {
     {"ij->ji", "ij->ji", {{3, 4}}},                                              // transpose
     {"ij->", "ij->", {{3, 4}}},                                                  // sum of all
     {"ij->j", "ij->j", {{3, 4}}},                                                // column sums
-    {"bgi,gio->bgo", "bgi,gio->bgo", {{5, 3, 4}, {3, 4, 6}}},                    // grouped linear (seed)
-    {"gik,gkj->gij", "gik,gkj->gij", {{3, 2, 4}, {3, 4, 5}}},                    // seed
+    {"bgi,gio->bgo", "bgi,gio->bgo", {{5, 3, 4}, {3, 4, 6}}},                    // grouped linear (examples/grouped_branches.cpp)
+    {"gik,gkj->gij", "gik,gkj->gij", {{3, 2, 4}, {3, 4, 5}}},                    // batched matmul per group
     {"...ij,...jk->...ik", "xyij,yjk->xyik", {{2, 1, 3, 4}, {5, 4, 2}}},         // ellipsis, broadcast batch
     {"...ij->...ji", "abij->abji", {{2, 3, 4, 5}}},                              // ellipsis, one operand
     {"ij,jk", "ij,jk->ik", {{3, 4}, {4, 5}}},                                    // implicit output

@@ -1,4 +1,4 @@
-// Property tests (issue 8): random shapes, random strided layouts (permuted, sliced, expanded) and
+// Property tests: random shapes, random strided layouts (permuted, sliced, expanded) and
 // short random chains of ops — views, pointwise, broadcasting, reductions, matmul — checked against
 // float64 references built with the op table's plain loops (support/op_table.h), against the same
 // chain with contiguous() after every step, in float32, and (the differentiable chains) through

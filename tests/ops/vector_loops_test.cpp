@@ -95,7 +95,7 @@ TEST(OpFastPath, ReluForwardOnEveryLayout) {
   for (DType dtype : {kFloat32, kFloat64})
     for (const Shape& shape : kSizes) {
       Tensor x = awkward(shape, dtype);
-      EXPECT_TRUE(same_bits(relu(x), where(x > 0, x, zeros_like(x))));  // NaN gives 0, as before
+      EXPECT_TRUE(same_bits(relu(x), where(x > 0, x, zeros_like(x))));  // NaN gives 0, as where(x > 0, x, 0) does
     }
   Tensor x = randn({64, 65});
   EXPECT_TRUE(same_bits(relu(x.t()), relu(x).t()));

@@ -3,6 +3,7 @@
 //   cohort::set_num_threads(1);   // like torch::set_num_threads
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "cohort/core/device.h"
@@ -21,5 +22,16 @@ void set_num_threads(int n);
 int device_num_threads(Device device);
 // Divides core_count() among `devices` (the ones about to run at once) and records each share.
 void divide_threads_among(const std::vector<Device>& devices);
+
+// Runs jobs[i] for devices[i], all at once: the first on the calling thread, every other on its
+// device's executor thread (Note [Device executor] in src/core/device_executor.cpp), the threads
+// that also run those devices' backward nodes; each with its device's share of the cores (the
+// shares are divided among `devices` first). Returns when every job has returned. Called on an
+// executor's thread (a nested call), it runs the jobs there, one after the other: that thread is
+// busy running the caller. Jobs must not throw (catch inside them). Throws DeviceError for an
+// invalid device and Error when the sizes differ.
+void run_on_devices(const std::vector<Device>& devices, const std::vector<std::function<void()>>& jobs);
+// Whether the calling thread is a device's executor thread (inside one of its jobs).
+bool on_device_thread();
 
 }  // namespace cohort

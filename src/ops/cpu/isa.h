@@ -24,7 +24,7 @@
 // 0.70 ms with 256-bit vectors on the Zen 4 EPYC (Zen 4 splits 512-bit operations in two anyway).
 // COHORT_NO_ISA_CLONES (e.g. for a non-x86 or a non-ELF target) builds
 // the baseline only; the sanitizer and fuzz builds set it, since an ifunc resolver runs while the
-// dynamic loader relocates, before the sanitizer runtime is initialised (the TSan build crashed).
+// dynamic loader relocates, before the sanitizer runtime is initialised (a TSan build crashes at start).
 #pragma once
 
 #if defined(__x86_64__) && defined(__ELF__) && !defined(COHORT_NO_ISA_CLONES)

@@ -44,15 +44,15 @@ std::atomic<ConvAlgorithm> g_algorithm{ConvAlgorithm::Auto};
 //   looks at the batch alone (it keeps batch 8 of 56x56 maps on the direct kernel, twice as slow
 //   there), so the rule is ours: at least 32 tiles.
 // - ours, on AVX2 (1 thread, same bench): 1.5-1.8x faster forward and 1.4-2x forward + backward on
-//   ResNet-18's four stages at batch 32 (the 512-channel 4x4 maps included: 32 tiles) and on issue
-//   7's 8x64x56x56 layer. Its transforms cost per tile what they cost whatever the channels, and
+//   ResNet-18's four stages at batch 32 (the 512-channel 4x4 maps included: 32 tiles) and on
+//   bench/workloads.cpp's 8x64x56x56 layer (W5). Its transforms cost per tile what they cost whatever the channels, and
 //   more per tile on short rows of tiles, so it loses with few channels and on sizes that are not a
 //   multiple of 4 (the partial tiles are computed whole): forward + backward at batch 8, 14x14,
-//   32 channels 1.5x slower (the seeds' 12 serial branches), 64 channels 1.15x slower; at batch 32,
+//   32 channels 1.5x slower (the 12 serial branches of examples/grouped_branches.cpp), 64 channels 1.15x slower; at batch 32,
 //   7x7, 128 channels 1.4x slower; and with 4 tiles (batch 4 of 4x4 maps, 512 channels: 2x slower,
 //   transforming the 512 x 512 kernels costs more than the products save). Rule: at least 32
 //   tiles, 64 input and output channels, an output whose sides are multiples of 4, no groups (the
-//   seeds' groups=12 bottleneck, 32 channels a group, ran 2x slower; ConvAlgorithm::Winograd still
+//   groups=12 bottleneck of examples/grouped_branches.cpp, 32 channels a group, ran 2x slower; ConvAlgorithm::Winograd still
 //   runs grouped layers on it).
 // Where oneDNN has no Winograd kernel for a layer (channel counts it cannot block), creating it
 // fails and the layer stays direct.

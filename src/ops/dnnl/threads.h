@@ -15,9 +15,9 @@ namespace cohort::kernel {
 // thread's share of the cores changes with the devices in use (Note [Threads per device] in
 // src/core/threads.cpp). (2) A primitive with little work is created and run on one thread:
 // waking an OpenMP team and joining it costs microseconds on an idle machine and tens of them when
-// the cores are busy, more than a small matmul takes (issue 7's einsum group linear, 0.4 MFLOP per
-// bmm, was 3.4x slower with 2 threads than with 1). The thresholds come from bench runs on this
-// machine (see the commit that set them); below them, one thread was never slower.
+// the cores are busy, more than a small matmul takes (the einsum grouped linear of bench/workloads.cpp,
+// 0.4 MFLOP per bmm, ran 3.4x slower with 2 threads than with 1). The thresholds come from bench
+// runs on a 2-core Zen 4 EPYC; below them, one thread was never slower.
 
 // Threads for a primitive doing `work` units when `grain` units pay for one more thread: 1 below
 // 2 * grain, else the calling thread's intra-op threads.
