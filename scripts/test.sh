@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds and runs the whole suite in build/ (Release), then
 # the threaded suites (data loader, data parallelism, autograd engine, device executor) under
-# ThreadSanitizer in build-tsan/. About a quarter of an hour on a fresh 2-core machine.
+# ThreadSanitizer in build-tsan/. About 10 minutes on a fresh 2-core machine.
 #   --full     also a short libFuzzer run of every file parser (scripts/fuzz.sh, build-fuzz/) and the
 #              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about 45 minutes
 #   --release  the Release suite only (a few minutes once built)
