@@ -3,7 +3,7 @@
 # the threaded suites (data loader, data parallelism, autograd engine, device executor) under
 # ThreadSanitizer in build-tsan/. About 10 minutes on a fresh 2-core machine.
 #   --full     also a short libFuzzer run of every file parser (scripts/fuzz.sh, build-fuzz/) and the
-#              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about 45 minutes
+#              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about 25 minutes
 #   --release  the Release suite only (a few minutes once built)
 # The last line printed is the summary of the last suite run.
 set -euo pipefail
