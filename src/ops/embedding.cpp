@@ -47,7 +47,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
     Tensor grad = g;
     if (padding_idx >= 0) grad = masked_fill(grad, eq(flat, padding_idx).unsqueeze(1), 0);
     Tensor index = flat.unsqueeze(1).expand({flat.numel(), D}).contiguous();
-    return std::vector<Tensor>{scatter_add(zeros({V, D}, dtype), 0, index, grad)};
+    return std::vector<Tensor>{scatter_add(zeros({V, D}, TensorOptions(dtype).device(g.device())), 0, index, grad)};
   });
   Shape out_sizes = indices.sizes().vec();
   out_sizes.push_back(D);

@@ -33,7 +33,7 @@ OpRow nll_row(std::string name, Reduction reduction, std::vector<double> weight 
           .samples = samples,
           .op = [=](const In& x) {
             auto options = F::NLLLossOptions().reduction(reduction).ignore_index(ignore);
-            if (!weight.empty()) options.weight(tensor(weight, TensorOptions(x[0].dtype())));
+            if (!weight.empty()) options.weight(tensor(weight, x[0].options()));
             return Out{F::nll_loss(x[0], x[1], options)};
           },
           .ref = [=](const Refs& x) {

@@ -175,10 +175,10 @@ constexpr double kEps = 1e-5, kMomentum = 0.1;
 // Running statistics to start from, per channel: mean 0.1 c - 0.2, variance 0.5 + 0.25 c.
 double running_mean0(int64_t c) { return 0.1 * static_cast<double>(c) - 0.2; }
 double running_var0(int64_t c) { return 0.5 + 0.25 * static_cast<double>(c); }
-Tensor running_stats(int64_t C, double (*f)(int64_t), DType dtype) {
+Tensor running_stats(int64_t C, double (*f)(int64_t), const Tensor& like) {
   std::vector<double> v;
   for (int64_t c = 0; c < C; ++c) v.push_back(f(c));
-  return tensor(v, TensorOptions(dtype));
+  return tensor(v, like.options());
 }
 
 // Per channel of x [N, C, ...]: (x - mean) / sqrt(var + eps) * w + b with the batch's mean and biased
@@ -277,7 +277,7 @@ std::vector<OpRow> nn_rows() {
       {.name = "batch_norm_training",
        .samples = {{{4, 3}, {3}, {3}}, {{2, 3, 4}, {3}, {3}}, {{2, 3, 3, 2}, {3}, {3}}},
        .op = [](const In& x) {
-         Tensor rm = running_stats(3, running_mean0, x[0].dtype()), rv = running_stats(3, running_var0, x[0].dtype());
+         Tensor rm = running_stats(3, running_mean0, x[0]), rv = running_stats(3, running_var0, x[0]);
          return Out{batch_norm(x[0], x[1], x[2], rm, rv, /*training=*/true, kMomentum, kEps)};
        },
        .ref = [](const Refs& x) { return Refs{batch_norm_ref(x[0], &x[1], &x[2], true)[0]}; }},
@@ -285,7 +285,7 @@ std::vector<OpRow> nn_rows() {
       {.name = "batch_norm_running_stats",
        .samples = {{{4, 3}}, {{2, 3, 3, 2}}},
        .op = [](const In& x) {
-         Tensor rm = running_stats(3, running_mean0, x[0].dtype()), rv = running_stats(3, running_var0, x[0].dtype());
+         Tensor rm = running_stats(3, running_mean0, x[0]), rv = running_stats(3, running_var0, x[0]);
          batch_norm(x[0], {}, {}, rm, rv, /*training=*/true, kMomentum, kEps);
          return Out{rm, rv};
        },
@@ -297,7 +297,7 @@ std::vector<OpRow> nn_rows() {
       {.name = "batch_norm_eval",
        .samples = {{{4, 3}, {3}, {3}}, {{2, 3, 3, 2}, {3}, {3}}},
        .op = [](const In& x) {
-         Tensor rm = running_stats(3, running_mean0, x[0].dtype()), rv = running_stats(3, running_var0, x[0].dtype());
+         Tensor rm = running_stats(3, running_mean0, x[0]), rv = running_stats(3, running_var0, x[0]);
          return Out{batch_norm(x[0], x[1], x[2], rm, rv, /*training=*/false, kMomentum, kEps)};
        },
        .ref = [](const Refs& x) { return batch_norm_ref(x[0], &x[1], &x[2], false); }},
@@ -342,7 +342,7 @@ std::vector<OpRow> nn_rows() {
       // embedding tests in tests/nn check that rule).
       {.name = "embedding_padding_idx",
        .samples = {{{5, 3}}},
-       .op = [](const In& x) { return Out{embedding(x[0], tensor(std::vector<int64_t>{3, 1, 3, 0, 4, 1}), 2)}; },
+       .op = [](const In& x) { return Out{embedding(x[0], tensor(std::vector<int64_t>{3, 1, 3, 0, 4, 1}).to(x[0].device()), 2)}; },
        .ref = [](const Refs& x) {
          const Idx rows{3, 1, 3, 0, 4, 1};
          return Refs{build({6, 3}, [&](const Idx& i) { return x[0].at({rows[i[0]], i[1]}); })};

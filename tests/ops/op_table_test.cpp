@@ -12,7 +12,9 @@
 #include <iostream>
 #include <set>
 
+#include "cohort/autograd/engine.h"
 #include "cohort/autograd/record.h"
+#include "cohort/core/device.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -27,6 +29,17 @@ class OpTableTest : public ::testing::TestWithParam<size_t> {
 };
 class OpTableStrided : public OpTableTest {};
 class OpTableGradcheck : public OpTableTest {};
+class OpTableOnCpu1 : public OpTableTest {
+ protected:
+  void SetUp() override {
+    saved_ = device_count();
+    if (saved_ < 2) set_device_count(2);
+  }
+  void TearDown() override { set_device_count(saved_); }
+
+ private:
+  int saved_ = 1;
+};
 
 TEST_P(OpTableTest, Reference) {
   for (size_t s = 0; s < row().samples.size(); ++s) EXPECT_TRUE(check_reference(row(), s, false));
@@ -48,6 +61,33 @@ TEST_P(OpTableGradcheck, Gradcheck) {
   }
 }
 
+// Every differentiable row with its inputs on cpu:1: the outputs stay there, and each gradient
+// arrives on its input's device with its input's dtype, so no backward allocates on the default
+// device (as data-parallel replicas need).
+TEST_P(OpTableOnCpu1, BackwardStaysOnTheInputsDevice) {
+  const Device cpu1("cpu:1");
+  for (size_t s = 0; s < row().samples.size(); ++s) {
+    std::vector<Tensor> xs = make_inputs(row(), s, kFloat64);
+    for (Tensor& x : xs) {
+      x = x.to(cpu1);
+      if (x.dtype() == kFloat64) x.requires_grad_(true);
+    }
+    std::vector<Tensor> outs = row().op(xs);
+    std::vector<Tensor> roots;
+    for (const Tensor& o : outs) {
+      EXPECT_EQ(o.device(), cpu1) << row().name << " sample " << s;
+      if (o.requires_grad()) roots.push_back((o * o).sum());  // a gradient that differs per element
+    }
+    if (roots.empty()) continue;
+    autograd::backward(roots);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!xs[i].requires_grad() || !xs[i].grad().defined()) continue;
+      EXPECT_EQ(xs[i].grad().device(), cpu1) << row().name << " sample " << s << " input " << i;
+      EXPECT_EQ(xs[i].grad().dtype(), kFloat64) << row().name << " sample " << s << " input " << i;
+    }
+  }
+}
+
 std::vector<size_t> rows_where(const std::function<bool(const OpRow&)>& keep) {
   std::vector<size_t> r;
   for (size_t i = 0; i < op_table().size(); ++i)
@@ -61,6 +101,8 @@ INSTANTIATE_TEST_SUITE_P(OpTable, OpTableTest, ::testing::ValuesIn(rows_where([]
 INSTANTIATE_TEST_SUITE_P(OpTable, OpTableStrided,
                          ::testing::ValuesIn(rows_where([](const OpRow& r) { return !r.contiguous_only; })), row_name);
 INSTANTIATE_TEST_SUITE_P(OpTable, OpTableGradcheck,
+                         ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.differentiable; })), row_name);
+INSTANTIATE_TEST_SUITE_P(OpTable, OpTableOnCpu1,
                          ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.differentiable; })), row_name);
 
 TEST(OpTableMeta, RowNamesAreUniqueAndEveryRowIsComplete) {

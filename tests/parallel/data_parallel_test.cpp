@@ -89,6 +89,32 @@ TEST_F(DataParallel, ScalarOutputIsTheSampleWeightedMeanAndGradientsMatch) {
   EXPECT_TRUE(allclose(net->fc->weight.grad(), g_single, 1e-4, 1e-5));
 }
 
+// A model with an embedding trains under DataParallel: the embedding's backward builds its gradient
+// on each replica's device (it used to build it on cpu:0 and fail on every other device).
+struct EmbeddingNet : nn::Cloneable<EmbeddingNet> {
+  EmbeddingNet() { reset(); }
+  void reset() override {
+    emb = register_module("emb", nn::Embedding(nn::EmbeddingOptions(20, 4).padding_idx(0)));
+    fc = register_module("fc", nn::Linear(4, 1));
+  }
+  Tensor forward(const Tensor& tokens) { return fc(emb(tokens).mean(1)); }
+  nn::Embedding emb{nullptr};
+  nn::Linear fc{nullptr};
+};
+
+TEST_F(DataParallel, EmbeddingBackwardOnEveryDevice) {
+  auto net = std::make_shared<EmbeddingNet>();
+  Tensor tokens = randint(0, 20, {6, 5});
+  net->forward(tokens).sum().backward();
+  Tensor g_single = net->emb->weight.grad().clone();
+  net->zero_grad();
+  nn::DataParallel<EmbeddingNet> dp(net, first(3));
+  dp.forward(tokens).sum().backward();  // 2, 2, 2 sequences
+  EXPECT_EQ(net->emb->weight.grad().device(), Device("cpu:0"));
+  EXPECT_TRUE(allclose(net->emb->weight.grad(), g_single, 1e-5, 1e-6));
+  EXPECT_EQ(net->emb->weight.grad()[0].abs().sum().item<float>(), 0.0f);  // the padding row gets none
+}
+
 TEST_F(DataParallel, DeviceErrors) {
   auto model = std::make_shared<TutorialModel>();
   EXPECT_THAT(error_of([&] { nn::DataParallel<TutorialModel>(model, {}); }), HasSubstr("the device list is empty"));

@@ -81,7 +81,7 @@ void pool_plane(const T* x, int64_t sh, int64_t sw, int64_t H, int64_t W, T* y, 
 
 Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
   COHORT_ASSERT(out.is_contiguous());
-  Tensor indices = empty(out.sizes(), kInt64);
+  Tensor indices = empty(out.sizes(), TensorOptions(kInt64).device(out.device()));
   const int64_t C = in.size(1), H = in.size(2), W = in.size(3), P = out.size(2), Q = out.size(3);
   if (out.numel() == 0) return indices;
   dispatch_floating(in.dtype(), "max_pool2d", [&](auto tag) {
