@@ -10,6 +10,7 @@
 #include <typeinfo>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
 #include "cohort/ops/shape.h"
 
 namespace cohort::nn {
@@ -151,6 +152,20 @@ void Module::convert(const std::function<Tensor(const Tensor&)>& f) {
     }
   }
   for (auto& child : children_) child.value()->convert(f);
+}
+
+void Module::adopt_dtypes(const StateDict& reference) {
+  NoGradGuard no_grad;
+  StateDict mine = named_parameters();
+  for (auto& item : named_buffers()) mine.insert(item.key(), item.value());
+  for (auto& item : mine) {
+    const Tensor* ref = reference.find(item.key());
+    Tensor& t = item.value();
+    if (!ref || !t.defined() || ref->dtype() == t.dtype()) continue;
+    Tensor fresh = empty(t.sizes(), t.options().dtype(ref->dtype()));
+    t.unsafe_impl()->set_storage(fresh.unsafe_impl()->storage(), fresh.dtype(), fresh.sizes().vec(),
+                                 fresh.strides().vec(), fresh.storage_offset());
+  }
 }
 
 void Module::to(Device device, bool) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cohort/cohort.h>
+#include <cohort/parallel/data_parallel.h>
 #include <cohort/parallel/replicate.h>
 
 #include "support/error_of.h"
@@ -25,6 +26,40 @@ TEST_F(Replicate, CopiesOnEachDevice) {
   EXPECT_TRUE(allclose(replicas[1]->weight.to("cpu:0"), fc->weight));
   EXPECT_NE(replicas[0]->weight.unsafe_impl(), fc->weight.unsafe_impl());
   EXPECT_THAT(error_of([&] { parallel::replicate(fc, {"cpu:5"}); }), HasSubstr("cpu:5 does not exist"));
+}
+
+// A float64 module replicates as float64 (reset() creates default-dtype tensors; the clone takes the
+// source's dtypes before its values), and an int64 buffer stays int64.
+struct Float64Net : nn::Cloneable<Float64Net> {
+  Float64Net() { reset(); }
+  void reset() override {
+    fc = register_module("fc", nn::Linear(3, 2));
+    bn = register_module("bn", nn::BatchNorm1d(2));
+  }
+  Tensor forward(const Tensor& x) { return bn(fc(x)); }
+  nn::Linear fc{nullptr};
+  nn::BatchNorm1d bn{nullptr};
+};
+
+TEST_F(Replicate, AFloat64ModuleReplicatesAsFloat64) {
+  auto net = std::make_shared<Float64Net>();
+  net->to(kFloat64);
+  auto clone = std::dynamic_pointer_cast<Float64Net>(net->clone());
+  EXPECT_EQ(clone->fc->weight.dtype(), kFloat64);
+  EXPECT_TRUE(equal(clone->fc->weight, net->fc->weight));
+  auto replicas = parallel::replicate(net, {"cpu:0", "cpu:1"});
+  for (const auto& r : replicas) {
+    EXPECT_EQ(r->fc->weight.dtype(), kFloat64);
+    EXPECT_EQ(r->bn->running_var.dtype(), kFloat64);
+    EXPECT_EQ(r->bn->num_batches_tracked.dtype(), kInt64);
+    EXPECT_TRUE(equal(r->fc->weight.to("cpu:0"), net->fc->weight));
+  }
+  nn::DataParallel<Float64Net> dp(net, {"cpu:0", "cpu:1"});
+  Tensor x = randn({6, 3}, kFloat64);
+  Tensor y = dp.forward(x);
+  EXPECT_EQ(y.dtype(), kFloat64);
+  y.sum().backward();
+  EXPECT_EQ(net->fc->weight.grad().dtype(), kFloat64);
 }
 
 TEST_F(Replicate, SyncCopiesOnlyWhatChangedAndLinksGradients) {

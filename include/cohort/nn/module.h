@@ -115,6 +115,10 @@ class Module : public std::enable_shared_from_this<Module> {
  protected:
   // Empties the registries (Cloneable uses it before reset()).
   void clear_registries();
+  // Gives each parameter and buffer the dtype of the tensor of the same name in `reference` (new,
+  // uninitialised values); names missing there are left alone. Cloneable uses it before loading
+  // the values, so that a clone has the source's dtypes, not the ones reset() creates.
+  void adopt_dtypes(const StateDict& reference);
   OrderedDict<std::string, Tensor>& own_parameters() { return parameters_; }
   OrderedDict<std::string, Tensor>& own_buffers() { return buffers_; }
 
@@ -162,6 +166,7 @@ class Cloneable : public Module {
  private:
   void copy_state_from(const Module& source) {
     StateDict values = source.state_dict();
+    adopt_dtypes(values);
     load_state_dict(values, /*strict=*/true);
     // requires_grad flags follow the source too.
     auto mine = named_parameters();
