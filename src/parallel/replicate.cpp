@@ -146,7 +146,9 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
           t.seen = seen_now(m, p);
         }
       }
-      if (t.is_parameter && grad_mode) broadcast_link_(p, m);
+      // Parameters, and buffers that require grad (a learned scale kept out of the optimizer, say),
+      // send their replicas' gradients to the master.
+      if (grad_mode && (t.is_parameter || m.requires_grad())) broadcast_link_(p, m);
     }
   }
 }

@@ -115,6 +115,33 @@ TEST_F(DataParallel, EmbeddingBackwardOnEveryDevice) {
   EXPECT_EQ(net->emb->weight.grad()[0].abs().sum().item<float>(), 0.0f);  // the padding row gets none
 }
 
+// A buffer that requires grad gets its gradient under DataParallel as on one device: each replica's
+// copy is linked to the master's, as a parameter is.
+struct GradBufferNet : nn::Cloneable<GradBufferNet> {
+  GradBufferNet() { reset(); }
+  void reset() override {
+    fc = register_module("fc", nn::Linear(3, 2));
+    scale = register_buffer("scale", full({2}, 1.5).requires_grad_());
+  }
+  Tensor forward(const Tensor& x) { return fc(x) * scale; }
+  nn::Linear fc{nullptr};
+  Tensor scale;
+};
+
+TEST_F(DataParallel, ABufferThatRequiresGradGetsItsGradient) {
+  auto net = std::make_shared<GradBufferNet>();
+  Tensor x = randn({6, 3});
+  (net->forward(x) * net->forward(x)).sum().backward();
+  Tensor g_single = net->scale.grad().clone();
+  net->scale.mutable_grad() = Tensor();
+  net->zero_grad();
+  nn::DataParallel<GradBufferNet> dp(net, first(2));
+  Tensor y = dp.forward(x);
+  (y * y).sum().backward();
+  ASSERT_TRUE(net->scale.grad().defined());
+  EXPECT_TRUE(allclose(net->scale.grad(), g_single, 1e-5, 1e-6));
+}
+
 TEST_F(DataParallel, DeviceErrors) {
   auto model = std::make_shared<TutorialModel>();
   EXPECT_THAT(error_of([&] { nn::DataParallel<TutorialModel>(model, {}); }), HasSubstr("the device list is empty"));
