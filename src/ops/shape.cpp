@@ -91,6 +91,19 @@ std::optional<Shape> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArr
   return out;
 }
 
+// The gradient of a slice or select: zeros of the input's sizes with g written where the view was
+// (`place` makes that view of the zeros). It is linear in g, so its own gradient is the same view
+// of the incoming one: under create_graph the backward is differentiable again.
+template <class Place>
+Tensor scatter_into_zeros(const char* name, const Tensor& g, const Shape& in_sizes, Place place) {
+  Tensor gi = zeros(in_sizes, g.options());
+  {
+    NoGradGuard no_grad;  // written in place without a graph; the node below is its graph
+    place(gi).copy_(g);
+  }
+  return autograd::record(name, gi, {g}, [place](const Tensor& gg) { return std::vector<Tensor>{place(gg)}; });
+}
+
 // A view that records how to send its gradient back.
 template <class F>
 Tensor record_view(const char* name, const Tensor& x, Shape sizes, Shape strides, int64_t offset, F backward) {
@@ -205,9 +218,9 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start_in, std:
   Shape in_sizes = x.sizes().vec();
   return record_view("SliceBackward0", x, sizes, strides, x.storage_offset() + start * x.stride(dim),
                      [=](const Tensor& g) {
-                       Tensor gi = zeros(in_sizes, g.options());
-                       gi.slice(dim, start, end, step).copy_(g);
-                       return std::vector<Tensor>{gi};
+                       return std::vector<Tensor>{scatter_into_zeros(
+                           "SliceBackwardBackward0", g, in_sizes,
+                           [=](const Tensor& t) { return t.slice(dim, start, end, step); })};
                      });
 }
 
@@ -236,9 +249,8 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   Shape in_sizes = x.sizes().vec();
   return record_view("SelectBackward0", x, sizes, strides, x.storage_offset() + index * x.stride(dim),
                      [=](const Tensor& g) {
-                       Tensor gi = zeros(in_sizes, g.options());
-                       gi.select(dim, index).copy_(g);
-                       return std::vector<Tensor>{gi};
+                       return std::vector<Tensor>{scatter_into_zeros(
+                           "SelectBackwardBackward0", g, in_sizes, [=](const Tensor& t) { return t.select(dim, index); })};
                      });
 }
 

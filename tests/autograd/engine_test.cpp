@@ -211,6 +211,22 @@ TEST(Autograd, CreateGraphGivesSecondDerivatives) {
   EXPECT_NEAR(d2y.item<double>(), 12.0, 1e-12);
 }
 
+// Double backward through a slice, a narrow and a select (gradient penalties, Hessian-vector
+// products, DataParallel's scattered inputs): their backward is differentiable too.
+TEST(Autograd, DoubleBackwardThroughASlice) {
+  Tensor x = arange(10, kFloat64).reshape({5, 2}).requires_grad_();
+  Tensor y = (x.narrow(0, 1, 3).pow(3).sum() + x.slice(0, 0, 5, 2).pow(3).sum() + x.select(1, 0).pow(3).sum());
+  Tensor dy = autograd::grad({y}, {x}, {}, true, true)[0];  // 3 x^2 times how often each element is used
+  Tensor d2y = autograd::grad({dy.sum()}, {x})[0];         // 6 x times the same count
+  Tensor uses = zeros({5, 2}, kFloat64);
+  uses.narrow(0, 1, 3).add_(1);
+  uses.slice(0, 0, 5, 2).add_(1);
+  uses.select(1, 0).add_(1);
+  EXPECT_TRUE(allclose(dy, 3 * x.detach() * x.detach() * uses));
+  EXPECT_TRUE(allclose(d2y, 6 * x.detach() * uses));
+  EXPECT_TRUE(dy.requires_grad());
+}
+
 TEST(Autograd, AnomalyModeNamesTheOp) {
   DetectAnomalyGuard anomaly;
   Tensor x = tensor({0.0, 1.0}, kFloat64).requires_grad_();
