@@ -22,6 +22,11 @@
 //    the replicas' contributions into the master's AccumulateGrad. Without grad mode (evaluation)
 //    the replica parameters are detached, so no graph is kept.
 //  - Mode. Each replica module follows its master module's train/eval flag, module by module.
+//  - Hooks. A forward hook (or pre-hook) on a submodule runs in every replica, once per replica
+//    and on the replica's thread, with the replica's module as its argument (PyTorch's rule): each
+//    replica submodule gets its master's hooks, again whenever the master's set changes. Hooks on
+//    the wrapped module itself are not copied: they run once, around the whole data-parallel call.
+//    A hook that records into shared state must lock it; the replicas run at the same time.
 #include "cohort/parallel/replicate.h"
 
 #include "cohort/autograd/grad_mode.h"
@@ -82,11 +87,35 @@ void repoint(const Tensor& p, const Tensor& source) {
 
 }  // namespace
 
+// A submodule of the master and its copy in one replica, with the master's forward hooks that the
+// copy carries: the master's handles they came from and the copy's handles for them.
+struct ModulePair {
+  std::shared_ptr<nn::Module> master, replica;
+  std::vector<unsigned> hooks_from, hooks_copied;
+};
+
+// Gives `p.replica` the forward hooks `p.master` has now, replacing the ones copied before (and
+// leaving the replica's own hooks, such as sync batch norm's, alone). Nothing happens when the
+// master's hooks have not changed.
+void copy_hooks(ModulePair& p) {
+  std::vector<unsigned> now;
+  for (const auto& [id, hook] : p.master->forward_pre_hooks()) now.push_back(id);
+  for (const auto& [id, hook] : p.master->forward_hooks()) now.push_back(id);
+  if (now == p.hooks_from) return;
+  for (unsigned h : p.hooks_copied) p.replica->remove_hook(h);
+  p.hooks_copied.clear();
+  for (const auto& [id, hook] : p.master->forward_pre_hooks())
+    p.hooks_copied.push_back(p.replica->register_forward_pre_hook(hook));
+  for (const auto& [id, hook] : p.master->forward_hooks())
+    p.hooks_copied.push_back(p.replica->register_forward_hook(hook));
+  p.hooks_from = std::move(now);
+}
+
 struct ReplicaSync::State {
   std::shared_ptr<nn::Module> master;
   std::vector<std::shared_ptr<nn::Module>> replicas;
   std::vector<std::vector<TensorPair>> tensors;  // per replica
-  std::vector<std::vector<std::pair<std::shared_ptr<nn::Module>, std::shared_ptr<nn::Module>>>> modules;
+  std::vector<std::vector<ModulePair>> modules;   // per replica
   SyncStats stats;
 };
 
@@ -108,8 +137,8 @@ ReplicaSync::ReplicaSync(std::shared_ptr<nn::Module> master, std::vector<std::sh
     for (size_t i = 0; i < buffers.size(); ++i)
       pairs.push_back({master_buffers[i].value(), buffers[i].value(), {}, false});
     state_->tensors.push_back(std::move(pairs));
-    std::vector<std::pair<std::shared_ptr<nn::Module>, std::shared_ptr<nn::Module>>> mods;
-    for (size_t i = 0; i < modules.size(); ++i) mods.emplace_back(master_modules[i], modules[i]);
+    std::vector<ModulePair> mods;
+    for (size_t i = 0; i < modules.size(); ++i) mods.push_back({master_modules[i], modules[i], {}, {}});
     state_->modules.push_back(std::move(mods));
   }
   state_->replicas = std::move(replicas);
@@ -124,8 +153,12 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
   for (size_t r : which) {
     COHORT_CHECK(r < state_->replicas.size(), "ReplicaSync::synchronize: no replica ", r, " (there are ",
                  state_->replicas.size(), ")");
-    for (auto& [m, p] : state_->modules[r])
-      if (p->is_training() != m->is_training()) p->train(m->is_training());
+    for (ModulePair& pair : state_->modules[r]) {
+      if (pair.replica->is_training() != pair.master->is_training()) pair.replica->train(pair.master->is_training());
+      // The wrapped module's own hooks run once around the whole data-parallel call; a submodule's
+      // run in every replica (Note [Replica synchronisation]).
+      if (pair.master != state_->master) copy_hooks(pair);
+    }
     for (TensorPair& t : state_->tensors[r]) {
       const Tensor &m = t.master, &p = t.replica;
       p.detach_();  // drop the previous step's link before writing

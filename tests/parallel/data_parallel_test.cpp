@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <mutex>
+#include <set>
 
 #include <cohort/cohort.h>
 #include <cohort/models/model.h>
@@ -140,6 +142,33 @@ TEST_F(DataParallel, ABufferThatRequiresGradGetsItsGradient) {
   (y * y).sum().backward();
   ASSERT_TRUE(net->scale.grad().defined());
   EXPECT_TRUE(allclose(net->scale.grad(), g_single, 1e-5, 1e-6));
+}
+
+// A forward hook on a submodule runs once per replica, with the replica's module and chunk
+// (PyTorch's rule), and a hook added or removed later follows; hooks on the wrapped module itself
+// still run once per call.
+TEST_F(DataParallel, ForwardHooksOnSubmodulesRunInEveryReplica) {
+  auto model = std::make_shared<TutorialModel>();
+  nn::DataParallel<TutorialModel> dp(model, first(2));
+  std::mutex m;
+  std::vector<int64_t> seen;
+  std::set<const nn::Module*> modules;
+  dp.forward(randn({10, 5}));  // replicas exist before the hook: it must reach them anyway
+  unsigned h = model->fc->register_forward_hook([&](nn::Module& mod, const std::vector<Tensor>& in, const Tensor& out) {
+    std::lock_guard<std::mutex> l(m);
+    seen.push_back(in[0].size(0));
+    modules.insert(&mod);
+    return out;
+  });
+  dp.forward(randn({10, 5}));
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(modules.size(), 2u);
+  EXPECT_EQ(modules.count(model->fc.get()), 0u);  // the replicas' modules, not the master's
+  model->fc->remove_hook(h);
+  seen.clear();
+  dp.forward(randn({10, 5}));
+  EXPECT_TRUE(seen.empty());
 }
 
 TEST_F(DataParallel, DeviceErrors) {

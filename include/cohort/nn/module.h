@@ -109,6 +109,9 @@ class Module : public std::enable_shared_from_this<Module> {
   unsigned register_forward_pre_hook(PreHook hook);
   unsigned register_forward_hook(PostHook hook);
   void remove_hook(unsigned handle);
+  // The hooks registered, with their handles, in the order they run.
+  const std::vector<std::pair<unsigned, PreHook>>& forward_pre_hooks() const { return pre_hooks_; }
+  const std::vector<std::pair<unsigned, PostHook>>& forward_hooks() const { return post_hooks_; }
   // Runs the hooks around f(); used by modules whose forward takes and returns tensors.
   Tensor call_with_hooks(const std::vector<Tensor>& inputs, const std::function<Tensor()>& f);
 
