@@ -17,6 +17,13 @@ namespace cohort::nn {
 
 namespace {
 
+// Re-points the existing handle t at source's data, so that every holder of it (an optimizer, the
+// module's own member fields) sees the new tensor.
+void repoint(const Tensor& t, const Tensor& source) {
+  t.unsafe_impl()->set_storage(source.unsafe_impl()->storage(), source.dtype(), source.sizes().vec(),
+                               source.strides().vec(), source.storage_offset());
+}
+
 // "cohort::nn::LinearImpl" -> "Linear"; "Net" -> "Net".
 std::string readable_type_name(const std::type_info& type) {
   int status = 0;
@@ -144,10 +151,7 @@ void Module::convert(const std::function<Tensor(const Tensor&)>& f) {
       if (!t.defined()) continue;
       Tensor converted = f(t);
       if (converted.is_same(t)) continue;
-      // Re-point the existing handle so that every holder of it (an optimizer, the module's own
-      // member fields) sees the converted tensor.
-      t.unsafe_impl()->set_storage(converted.unsafe_impl()->storage(), converted.dtype(), converted.sizes().vec(),
-                                   converted.strides().vec(), converted.storage_offset());
+      repoint(t, converted);
       if (t.grad().defined()) t.mutable_grad() = f(t.grad());
     }
   }
@@ -162,9 +166,7 @@ void Module::adopt_dtypes(const StateDict& reference) {
     const Tensor* ref = reference.find(item.key());
     Tensor& t = item.value();
     if (!ref || !t.defined() || ref->dtype() == t.dtype()) continue;
-    Tensor fresh = empty(t.sizes(), t.options().dtype(ref->dtype()));
-    t.unsafe_impl()->set_storage(fresh.unsafe_impl()->storage(), fresh.dtype(), fresh.sizes().vec(),
-                                 fresh.strides().vec(), fresh.storage_offset());
+    repoint(t, empty(t.sizes(), t.options().dtype(ref->dtype())));
   }
 }
 

@@ -43,15 +43,13 @@ Tensor SGD::step(LossClosure closure) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
     for (const Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
+      // The momentum buffer: undefined before the first step (sgd_step_ creates it).
+      auto* buffers = o.momentum() != 0 ? &state_of(p).tensors : nullptr;
       Tensor buffer;
-      if (o.momentum() != 0) {
-        auto& buffers = state_of(p).tensors;
-        if (auto it = buffers.find("momentum_buffer"); it != buffers.end()) buffer = it->second;
-        sgd_step_(p, p.grad(), buffer, o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov());
-        buffers["momentum_buffer"] = buffer;
-      } else {
-        sgd_step_(p, p.grad(), buffer, o.lr(), 0, o.dampening(), o.weight_decay(), o.nesterov());
-      }
+      if (buffers)
+        if (auto it = buffers->find("momentum_buffer"); it != buffers->end()) buffer = it->second;
+      sgd_step_(p, p.grad(), buffer, o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov());
+      if (buffers) (*buffers)["momentum_buffer"] = buffer;
     }
   }
   return loss;

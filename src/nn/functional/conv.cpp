@@ -8,39 +8,38 @@ namespace cohort::nn::functional {
 
 namespace {
 
-template <size_t D, class Conv>
-Tensor conv_with(Conv conv, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                 const ConvFuncOptions<D>& o) {
-  const auto& padding = o.padding();
-  if (const auto* sizes = std::get_if<ExpandingArray<D>>(&padding))
-    return conv(input, weight, bias, o.stride(), IntArrayRef(*sizes), o.dilation(), o.groups());
-  const char* mode = std::holds_alternative<SamePadding>(padding) ? "same" : "valid";
-  return conv(input, weight, bias, o.stride(), std::string_view(mode), o.dilation(), o.groups());
+// cohort::conv1d or conv2d with the options' stride, dilation and groups; `padding` is sizes or a mode.
+template <size_t D, class Padding>
+Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvFuncOptions<D>& o,
+            Padding padding) {
+  if constexpr (D == 1)
+    return cohort::conv1d(input, weight, bias, o.stride(), padding, o.dilation(), o.groups());
+  else
+    return cohort::conv2d(input, weight, bias, o.stride(), padding, o.dilation(), o.groups());
 }
 
-// The overload sets of cohort::conv1d/conv2d as callables (the padding picks the overload).
-struct Conv1d {
-  template <class... A>
-  Tensor operator()(A&&... a) const { return cohort::conv1d(std::forward<A>(a)...); }
-};
-struct Conv2d {
-  template <class... A>
-  Tensor operator()(A&&... a) const { return cohort::conv2d(std::forward<A>(a)...); }
-};
+template <size_t D>
+Tensor conv_with(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvFuncOptions<D>& o) {
+  const auto& padding = o.padding();
+  if (const auto* sizes = std::get_if<ExpandingArray<D>>(&padding))
+    return conv(input, weight, bias, o, IntArrayRef(*sizes));
+  const std::string_view mode = std::holds_alternative<SamePadding>(padding) ? "same" : "valid";
+  return conv(input, weight, bias, o, mode);
+}
 
 }  // namespace
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions& options) {
-  return conv_with<1>(Conv1d{}, input, weight, options.bias(), options);
+  return conv_with<1>(input, weight, options.bias(), options);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options) {
-  return conv_with<2>(Conv2d{}, input, weight, options.bias(), options);
+  return conv_with<2>(input, weight, options.bias(), options);
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& options) {
-  return conv_with<1>(Conv1d{}, input, weight, bias, options);
+  return conv_with<1>(input, weight, bias, options);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& options) {
-  return conv_with<2>(Conv2d{}, input, weight, bias, options);
+  return conv_with<2>(input, weight, bias, options);
 }
 
 }  // namespace cohort::nn::functional
