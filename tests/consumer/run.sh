@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs a cohort build tree into a temp prefix, then builds and runs main.cpp against it
-# twice: with find_package(cohort) and with pkg-config. Usage: run.sh <build-dir>
+# Installs a cohort build tree into a temp prefix, runs the installed `cohort` program from it (no
+# LD_LIBRARY_PATH), then builds and runs main.cpp against it twice: with find_package(cohort) and
+# with pkg-config. Usage: run.sh <build-dir>
 set -euo pipefail
 
 build=$(cd "${1:?usage: run.sh <build-dir>}" && pwd)
@@ -19,6 +20,12 @@ pc=$(find "$prefix" -name cohort.pc -print -quit)
 [[ -n $pc ]] || { echo "cohort.pc was not installed" >&2; exit 1; }
 pcdir=$(dirname "$pc")
 libdir=$(dirname "$pcdir")
+
+if [[ -e $build/cohort ]]; then
+  echo "== the installed cohort program"
+  env -u LD_LIBRARY_PATH "$prefix/bin/cohort" info >/dev/null
+  echo "ok"
+fi
 
 echo "== CMake consumer: find_package(cohort CONFIG REQUIRED)"
 "$cmake" -S "$here" -B "$tmp/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
