@@ -68,6 +68,7 @@ Tensor BatchNormImplBase<D, Derived>::forward(const Tensor& input) {
     COHORT_CHECK(input.dim() == 4, "BatchNorm2d: expected a 4-d input [N, C, H, W], got input of shape ", input.sizes());
   }
   const bool training = this->is_training();
+  if (training && training_forward) return training_forward(input);
   std::optional<double> factor = options.momentum();
   if (training && options.track_running_stats()) {
     NoGradGuard no_grad;

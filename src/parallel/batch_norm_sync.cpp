@@ -17,17 +17,21 @@
 // running_var. Other buffers follow kFirstReplica. Evaluation changes no buffer.
 //
 // Note [Sync batch norm]
-// With DataParallelOptions::sync_batch_norm, a forward hook on each replica's batch-norm layer
-// replaces, in training, the chunk-normalised output by x normalised with the whole batch's
-// statistics: each replica computes per-channel sums of x and x^2 (float64) and its count, waits
-// for every replica in the call to post theirs (a rendezvous per layer and per call of the layer,
-// so a layer used twice in one forward pairs calls in order), then sums them all on its own device
-// with differentiable copies (to(device)), so backward carries every replica's share of the
-// statistics' gradient to every other replica, as one device's batch norm would. The rendezvous
-// waits at most 60 s: a replica that failed before reaching the layer makes the others fail too.
+// With DataParallelOptions::sync_batch_norm, each replica's batch-norm layer normalises, in
+// training, with the whole batch's statistics (its training_forward, so no chunk is normalised on
+// its own: a one-sample chunk works as on one device). Each replica computes per-channel sums of x
+// and x^2 (float64) and its count, waits for every replica in the call to post theirs (a rendezvous
+// per layer and per call of the layer, so a layer used twice in one forward pairs calls in order),
+// then sums them all on its own device with differentiable copies (to(device)), so backward carries
+// every replica's share of the statistics' gradient to every other replica, as one device's batch
+// norm would. Every replica updates its running statistics with the same whole-batch values, so
+// the first replica's are the module's (exact without the record_batch_stats pass).
+// No rendezvous waits for a timeout: DataParallel tells SyncBn when each replica's forward ends
+// (SyncBn::end), and a replica waiting for one that ended without reaching the layer fails at once,
+// saying whether that replica threw (its own error is listed beside) or returned without calling it.
 #include "batch_norm_sync.h"
 
-#include <chrono>
+#include <optional>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
@@ -40,59 +44,89 @@ namespace cohort::parallel::detail {
 
 BnView bn_view(nn::Module& m) {
   if (auto* b = dynamic_cast<nn::BatchNorm1dImpl*>(&m))
-    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias};
+    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias,
+            &b->training_forward};
   if (auto* b = dynamic_cast<nn::BatchNorm2dImpl*>(&m))
-    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias};
+    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias,
+            &b->training_forward};
   return {};
 }
 
 
-Tensor sync_batch_norm(nn::Module& m, const Tensor& x, const Tensor& local, SyncBn& sync, size_t r) {
-  if (!m.is_training() || x.dim() < 2) return local;
+namespace {
+
+// Posts replica r's sums for its next call of the layer, waits for every replica's, and returns them.
+SyncBn::Round rendezvous(SyncBn& sync, size_t r, const Tensor& s1, const Tensor& s2, double n, Device device) {
+  std::unique_lock<std::mutex> l(sync.m);
+  const int64_t call = sync.calls[r]++;
+  SyncBn::Round& round = sync.rounds[call];
+  if (round.s1.empty()) {
+    round.s1.resize(sync.calls.size());
+    round.s2.resize(sync.calls.size());
+    round.n.assign(sync.calls.size(), 0);
+  }
+  round.s1[r] = s1, round.s2[r] = s2, round.n[r] = n;
+  ++round.arrived;
+  sync.cv.notify_all();
+  auto missing = [&]() -> std::optional<size_t> {
+    for (size_t p : sync.participants)
+      if (sync.ended[p] != SyncBn::Ended::kNo && sync.calls[p] <= call) return p;
+    return std::nullopt;
+  };
+  sync.cv.wait(l, [&] { return round.arrived == sync.participants.size() || missing(); });
+  if (round.arrived < sync.participants.size()) {
+    const size_t p = *missing();
+    throw Error(cohort::detail::str("DataParallel: sync batch norm: replica ", r, " on ", device, " reached call ", call + 1,
+                            " of this layer, but replica ", p,
+                            sync.ended[p] == SyncBn::Ended::kThrew
+                                ? " failed before reaching it (see its error)"
+                                : cohort::detail::str(" returned after calling it ", sync.calls[p], " time(s); hint: every "
+                                              "replica must call its batch-norm layers equally often, since sync "
+                                              "batch norm pairs their calls in order")));
+  }
+  return round;
+}
+
+Tensor sync_batch_norm(nn::Module& m, const Tensor& x, SyncBn& sync, size_t r) {
   std::vector<int64_t> dims{0}, shape(static_cast<size_t>(x.dim()), 1);
   for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   shape[1] = x.size(1);
   Tensor x64 = x.to(kFloat64);
-  Tensor s1 = x64.sum(dims), s2 = (x64 * x64).sum(dims);
-  std::vector<Tensor> all1, all2;
-  std::vector<double> counts;
-  {
-    std::unique_lock<std::mutex> l(sync.m);
-    if (sync.participants <= 1) return local;
-    SyncBn::Round& round = sync.rounds[sync.calls[r]++];
-    if (round.s1.empty()) {
-      round.s1.resize(sync.calls.size());
-      round.s2.resize(sync.calls.size());
-      round.n.assign(sync.calls.size(), 0);
-    }
-    round.s1[r] = s1;
-    round.s2[r] = s2;
-    round.n[r] = static_cast<double>(x.numel() / x.size(1));
-    ++round.arrived;
-    sync.cv.notify_all();
-    bool all = sync.cv.wait_for(l, std::chrono::seconds(60), [&] { return round.arrived == sync.participants; });
-    COHORT_CHECK(all, "DataParallel: sync batch norm: replica ", r, " on ", x.device(), " waited 60 s for the other ",
-                 "replicas, but only ", round.arrived, " of ", sync.participants, " reached this layer; hint: "
-                 "another replica failed before it (see its error), or the replicas call their layers differently");
-    all1 = round.s1, all2 = round.s2, counts = round.n;
-  }
+  SyncBn::Round all = rendezvous(sync, r, x64.sum(dims), (x64 * x64).sum(dims),
+                                 static_cast<double>(x.size(1) ? x.numel() / x.size(1) : 0), x.device());
   Tensor t1, t2;
   double total = 0;
-  for (size_t j = 0; j < all1.size(); ++j) {
-    if (!all1[j].defined()) continue;
-    Tensor a = all1[j].to(x.device()), b = all2[j].to(x.device());
+  for (size_t j = 0; j < all.s1.size(); ++j) {
+    if (!all.s1[j].defined()) continue;
+    Tensor a = all.s1[j].to(x.device()), b = all.s2[j].to(x.device());
     t1 = t1.defined() ? t1 + a : a;
     t2 = t2.defined() ? t2 + b : b;
-    total += counts[j];
+    total += all.n[j];
   }
+  COHORT_CHECK(total > 1, "batch_norm: expected more than 1 value per channel when training, got ", total,
+               " in the whole batch (sync batch norm over ", all.arrived, " replicas; this one's input has shape ",
+               x.sizes(), ")");
   Tensor mu = t1 / total, var = t2 / total - mu * mu;
   BnView v = bn_view(m);
+  if (v.options->track_running_stats() && v.running_mean->defined()) {
+    NoGradGuard no_grad;
+    v.num_batches_tracked->add_(1);
+    const double f = v.options->momentum() ? *v.options->momentum()
+                                           : 1.0 / static_cast<double>(v.num_batches_tracked->item<int64_t>());
+    v.running_mean->copy_(v.running_mean->to(kFloat64) * (1 - f) + mu * f);
+    v.running_var->copy_(v.running_var->to(kFloat64) * (1 - f) + var * (total / (total - 1) * f));
+  }
   Tensor inv = (var + v.options->eps()).rsqrt().to(x.dtype()).view(shape);
   Tensor y = (x - mu.to(x.dtype()).view(shape)) * inv;
   if (v.weight->defined()) y = y * v.weight->view(shape) + v.bias->view(shape);
   return y;
 }
 
+}  // namespace
+
+void install_sync_batch_norm(nn::Module& layer, std::shared_ptr<SyncBn> sync, size_t r) {
+  *bn_view(layer).training_forward = [&layer, sync, r](const Tensor& x) { return sync_batch_norm(layer, x, *sync, r); };
+}
 
 bool merge_batch_norm(BnLayer& layer, const std::vector<size_t>& which, const Plan& plan) {
   BnView m = bn_view(*layer.master);
@@ -152,11 +186,18 @@ void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stat
   });
 }
 
-void SyncBn::reset(size_t replicas, size_t in_call) {
+void SyncBn::reset(size_t replicas, const std::vector<size_t>& in_call) {
   std::lock_guard<std::mutex> l(m);
   participants = in_call;
   calls.assign(replicas, 0);
+  ended.assign(replicas, Ended::kNo);
   rounds.clear();
+}
+
+void SyncBn::end(size_t r, bool threw) {
+  std::lock_guard<std::mutex> l(m);
+  ended[r] = threw ? Ended::kThrew : Ended::kReturned;
+  cv.notify_all();
 }
 
 }  // namespace cohort::parallel::detail

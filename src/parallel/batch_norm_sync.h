@@ -3,6 +3,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@ struct BnView {
   nn::BatchNormOptions* options = nullptr;
   Tensor *running_mean = nullptr, *running_var = nullptr, *num_batches_tracked = nullptr;
   Tensor *weight = nullptr, *bias = nullptr;
+  std::function<Tensor(const Tensor&)>* training_forward = nullptr;
 };
 BnView bn_view(nn::Module& m);
 
@@ -52,16 +54,19 @@ struct SyncBn {
     std::vector<double> n;       // per replica: values per channel
     size_t arrived = 0;
   };
+  enum class Ended { kNo, kReturned, kThrew };
   std::mutex m;
   std::condition_variable cv;
-  size_t participants = 0;     // replicas in this call
-  std::vector<int64_t> calls;  // per replica: calls of the layer in this forward
+  std::vector<size_t> participants;  // the replicas in this call
+  std::vector<int64_t> calls;        // per replica: calls of the layer in this forward
+  std::vector<Ended> ended;          // per replica: whether its forward has ended, and how
   std::map<int64_t, Round> rounds;
-  void reset(size_t replicas, size_t in_call);
+  void reset(size_t replicas, const std::vector<size_t>& in_call);
+  void end(size_t r, bool threw);
 };
 
-// Replica r's output of layer m on input x: `local` (its own chunk's normalisation) outside training,
-// otherwise x normalised with the statistics of every replica's input.
-Tensor sync_batch_norm(nn::Module& m, const Tensor& x, const Tensor& local, SyncBn& sync, size_t r);
+// Makes replica r's copy `layer` of a batch-norm layer normalise, in training, with the statistics
+// of every replica's input, and update its running statistics with them.
+void install_sync_batch_norm(nn::Module& layer, std::shared_ptr<SyncBn> sync, size_t r);
 
 }  // namespace cohort::parallel::detail

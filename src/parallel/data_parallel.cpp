@@ -69,21 +69,18 @@ void DataParallelCore::set_replicas(std::vector<std::shared_ptr<nn::Module>> rep
   for (auto& r : replicas) replica_modules.push_back(r->modules());
   for (size_t k = 0; k < master_modules.size(); ++k) {
     if (!bn_view(*master_modules[k]).options) continue;
+    if (state_->options.sync_batch_norm()) {  // every replica's running statistics are the whole batch's
+      auto sync = std::make_shared<SyncBn>();
+      for (size_t r = 0; r < replica_modules.size(); ++r) install_sync_batch_norm(*replica_modules[r][k], sync, r);
+      state_->sync_bn.push_back(sync);
+      continue;
+    }
     BnLayer layer{master_modules[k], {}, {}, {}};
     for (auto& mods : replica_modules) {
       auto stats = std::make_shared<BnStats>();
       if (state_->options.buffers() == BufferRule::kExact) record_batch_stats(*mods[k], stats);  // costs a pass
       layer.replicas.push_back(mods[k]);
       layer.stats.push_back(stats);
-    }
-    if (state_->options.sync_batch_norm()) {
-      auto sync = std::make_shared<SyncBn>();
-      for (size_t r = 0; r < replica_modules.size(); ++r)
-        replica_modules[r][k]->register_forward_hook(
-            [sync, r](nn::Module& m, const std::vector<Tensor>& in, const Tensor& out) {
-              return in.empty() ? out : sync_batch_norm(m, in[0], out, *sync, r);
-            });
-      state_->sync_bn.push_back(sync);
     }
     state_->bn_layers.push_back(std::move(layer));
   }
@@ -101,7 +98,7 @@ void DataParallelCore::before_forward(const std::vector<size_t>& which) {
     }
   }
   state_->sync->synchronize(which);
-  for (auto& sync : state_->sync_bn) sync->reset(state_->sync->replicas().size(), which.size());
+  for (auto& sync : state_->sync_bn) sync->reset(state_->sync->replicas().size(), which);
   for (auto& layer : state_->bn_layers) {
     for (auto& s : layer.stats) s->filled = false;
     layer.versions.clear();
@@ -137,6 +134,10 @@ void DataParallelCore::after_forward(const std::vector<size_t>& which, const Pla
   for (size_t i = 0; changed && i < master_buffers.size(); ++i)
     if (std::find(merged.begin(), merged.end(), master_buffers[i].unsafe_impl()) == merged.end())
       master_buffers[i].copy_(first_buffers[i]);
+}
+
+void DataParallelCore::replica_ended(size_t r, bool threw) {
+  for (auto& sync : state_->sync_bn) sync->end(r, threw);
 }
 
 const std::vector<Device>& DataParallelCore::devices() const { return state_->devices; }

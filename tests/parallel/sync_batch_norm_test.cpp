@@ -8,6 +8,7 @@
 #include <cohort/parallel/data_parallel.h>
 
 #include "support/devices.h"
+#include "support/error_of.h"
 
 using namespace cohort;
 namespace F = cohort::nn::functional;
@@ -100,6 +101,75 @@ TEST_F(SyncBatchNorm, EvaluationAndResNetMatchOneDevice) {
   net->eval();
   single->eval();
   EXPECT_TRUE(allclose(dp(x), single->forward(x), 1e-3, 1e-4));  // running statistics, no rendezvous
+}
+
+// Batch 3 on 3 devices gives each replica one sample: its own chunk has no batch statistics, the
+// whole batch does. Batch 5 splits 2, 2, 1.
+TEST_F(SyncBatchNorm, OneSampleChunkEqualsOneDevice) {
+  for (int64_t batch : {3, 5}) {
+    auto single = fresh();
+    manual_seed(9);
+    Tensor x = randn({batch, 2, 5, 5});
+    Tensor y_single = single->forward(x);
+    y_single.square().sum().backward();
+    auto net = fresh();
+    nn::DataParallel<BnNet> dp(net, first(3), synced());
+    Tensor y = dp(x);
+    EXPECT_TRUE(allclose(y, y_single, 1e-4, 1e-5)) << "batch " << batch;
+    y.square().sum().backward();
+    for (const auto& p : single->named_parameters())
+      EXPECT_TRUE(allclose(net->named_parameters()[p.key()].grad(), p.value().grad(), 1e-3, 1e-4))
+          << p.key() << ", batch " << batch;
+    EXPECT_TRUE(allclose(net->bn->running_mean, single->bn->running_mean, 1e-5, 1e-6)) << "batch " << batch;
+    EXPECT_TRUE(allclose(net->bn->running_var, single->bn->running_var, 1e-5, 1e-6)) << "batch " << batch;
+    EXPECT_EQ(net->bn->num_batches_tracked.item<int64_t>(), 1);
+  }
+}
+
+// A replica that throws before its batch-norm layer, or returns without calling it: the replicas
+// waiting for it at the rendezvous fail at once, saying which replica and why.
+struct SkippingNet : nn::Cloneable<SkippingNet> {
+  explicit SkippingNet(bool throws) : throws(throws) { reset(); }
+  void reset() override { bn = register_module("bn", nn::BatchNorm1d(4)); }
+  Tensor forward(const Tensor& x) {
+    if (x.device() != Device("cpu:2")) return bn(x);
+    if (throws) throw Error("SkippingNet: this replica fails");
+    return x;
+  }
+  bool throws;
+  nn::BatchNorm1d bn{nullptr};
+};
+
+TEST_F(SyncBatchNorm, AReplicaThatNeverReachesTheLayerFailsTheOthersAtOnce) {
+  for (bool throws : {true, false}) {
+    nn::DataParallel<SkippingNet> dp(std::make_shared<SkippingNet>(throws), first(3), synced());
+    std::string message = cohort::testing::error_of([&] { dp(randn({6, 4})); });
+    EXPECT_THAT(message, ::testing::HasSubstr("replica 0 on cpu:0 reached call 1 of this layer, but replica 2"));
+    EXPECT_THAT(message, ::testing::HasSubstr(throws ? "failed before reaching it (see its error)"
+                                                     : "returned after calling it 0 time(s)"));
+    if (throws) EXPECT_THAT(message, ::testing::HasSubstr("SkippingNet: this replica fails"));
+    // The wrapper stays usable: in evaluation nothing waits.
+    dp.eval();
+    if (!throws) EXPECT_EQ(dp(randn({6, 4})).size(0), 6);
+  }
+}
+
+// Called as bn->forward(x) rather than through the holder, the layer still syncs.
+struct DirectCallNet : nn::Cloneable<DirectCallNet> {
+  DirectCallNet() { reset(); }
+  void reset() override { bn = register_module("bn", nn::BatchNorm1d(3)); }
+  Tensor forward(const Tensor& x) { return bn->forward(x); }
+  nn::BatchNorm1d bn{nullptr};
+};
+
+TEST_F(SyncBatchNorm, ADirectForwardCallSyncsToo) {
+  manual_seed(3);
+  auto single = std::make_shared<DirectCallNet>();
+  auto net = std::make_shared<DirectCallNet>();
+  Tensor x = randn({4, 3}) * 3 + 2;
+  nn::DataParallel<DirectCallNet> dp(net, first(2), synced());
+  EXPECT_TRUE(allclose(dp(x), single->forward(x), 1e-4, 1e-5));
+  EXPECT_TRUE(allclose(net->bn->running_var, single->bn->running_var, 1e-5, 1e-6));
 }
 
 }  // namespace

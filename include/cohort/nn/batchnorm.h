@@ -11,6 +11,7 @@
 // checking the input rank.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "cohort/nn/functional/batchnorm.h"
@@ -55,6 +56,10 @@ class BatchNormImplBase : public Cloneable<Derived> {
   BatchNormOptions options;
   Tensor weight, bias;                                    // [C], undefined without affine
   Tensor running_mean, running_var, num_batches_tracked;  // undefined without track_running_stats
+  // Not in libtorch: when set, a training forward returns training_forward(input) (after the rank
+  // check) in place of normalising with the input's own statistics and updating the running ones.
+  // DataParallel's sync batch norm sets it on its replicas (Note [Sync batch norm]).
+  std::function<Tensor(const Tensor& input)> training_forward;
 };
 
 class BatchNorm1dImpl : public BatchNormImplBase<1, BatchNorm1dImpl> {

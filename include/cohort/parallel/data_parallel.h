@@ -23,6 +23,7 @@
 // for a module not on the first device; a replica's failure as one Error naming every failed one.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <ostream>
 #include <tuple>
@@ -85,6 +86,8 @@ class DataParallelCore {
   bool has_replicas() const;
   void before_forward(const std::vector<size_t>& which);
   void after_forward(const std::vector<size_t>& which, const Plan& plan);
+  // Replica r's forward returned or threw: replicas waiting for it in a sync batch norm stop waiting.
+  void replica_ended(size_t r, bool threw);
   const std::vector<Device>& devices() const;
   const DataParallelOptions& options() const;
   Device output_device() const;
@@ -168,8 +171,20 @@ class DataParallel : public Module {
     std::vector<size_t> which = core_.indices(plan);
     std::vector<std::shared_ptr<M>> used;
     for (size_t i : which) used.push_back(replicas_[i]);
+    auto tracked = [&](M& m, const auto&... a) {
+      const size_t r = which[std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.get() == &m; }) -
+                             used.begin()];
+      try {
+        auto out = call(m, a...);
+        core_.replica_ended(r, false);
+        return out;
+      } catch (...) {
+        core_.replica_ended(r, true);
+        throw;
+      }
+    };
     core_.before_forward(which);
-    auto outputs = parallel::parallel_apply(used, inputs, plan, call);
+    auto outputs = parallel::parallel_apply(used, inputs, plan, tracked);
     core_.after_forward(which, plan);
     return parallel::gather(outputs, core_.output_device(), gather_options(plan));
   }
