@@ -232,9 +232,11 @@ static ::testing::AssertionResult guarded(const std::string& what, F&& f) {
   });
 }
 
-::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample) {
+::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample, bool noncontiguous) {
   std::vector<Tensor> xs = make_inputs(row, sample, kFloat64);
-  const std::string what = describe(row, xs, "");
+  if (noncontiguous)
+    for (Tensor& x : xs) x = make_noncontiguous(x);
+  const std::string what = describe(row, xs, noncontiguous ? " [non-contiguous]" : "");
   return guarded(what, [&] {
     return gradgradcheck(row.op, xs, row.grad_eps, row.grad_atol, row.grad_rtol, what, seed_of(row.name, sample));
   });

@@ -97,8 +97,8 @@ std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dty
 // The generic checks; each names the op, the input shapes, the output element, expected and got.
 ::testing::AssertionResult check_reference(const OpRow& row, size_t sample, bool noncontiguous);
 ::testing::AssertionResult check_gradients(const OpRow& row, size_t sample, bool noncontiguous);
-// gradgradcheck (float64, contiguous inputs) of a differentiable row without a no_gradgrad reason.
-::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample);
+// gradgradcheck (float64) of a differentiable row without a no_gradgrad reason.
+::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample, bool noncontiguous);
 ::testing::AssertionResult check_float32(const OpRow& row, size_t sample);
 
 // The registry: every area file adds its rows once, at static-initialisation time.
