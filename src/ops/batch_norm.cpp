@@ -1,8 +1,12 @@
 // batch_norm: argument checks and the autograd node over the fused kernels of
-// ops/cpu/batch_norm_kernels.h (which also update the running statistics); batch_norm_stats.
+// ops/cpu/batch_norm_kernels.h (which also update the running statistics), with a composed backward
+// for create_graph; batch_norm_stats.
 #include "cohort/ops/normalization.h"
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
 #include "ops/cpu/batch_norm_kernels.h"
 #include "ops/internal.h"
 
@@ -20,6 +24,33 @@ void check_per_channel(const Tensor& t, const char* what, const Tensor& input) {
   COHORT_CHECK_AS(TypeError, t.dtype() == input.dtype(), "batch_norm: expected ", what, " to have the dtype of input (",
                   input.dtype(), "), got ", t.dtype(), "; hint: convert the module with .to(", input.dtype(), ")");
   detail::check_same_device("batch_norm", input, t);
+}
+
+// The backward of batch_norm composed of differentiable ops, for create_graph (the fused kernel writes
+// its results without a graph). In training the statistics are functions of x and are recomputed
+// from it, so that their derivatives are part of the graph; in evaluation they are constants.
+// x [N, C, ...]; w [C] or undefined; mean, invstd [C] (float64) are the forward's.
+std::vector<Tensor> batch_norm_backward_composed(const Tensor& g, const Tensor& x, const Tensor& w,
+                                                 const Tensor& mean, const Tensor& invstd, bool training, double eps,
+                                                 bool x_grad, bool w_grad, bool b_grad) {
+  Shape channel_shape(static_cast<size_t>(x.dim()), 1);
+  channel_shape[1] = x.size(1);
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  const IntArrayRef r(dims);
+  Tensor xmu, istd;
+  if (training) {
+    xmu = x - x.mean(r, true);
+    istd = rsqrt((xmu * xmu).mean(r, true) + eps);
+  } else {
+    xmu = x - mean.to(x.dtype()).view(channel_shape);
+    istd = invstd.to(x.dtype()).view(channel_shape);
+  }
+  Tensor xhat = xmu * istd;
+  Tensor gw = w.defined() ? g * w.view(channel_shape) : g;
+  Tensor dx;
+  if (x_grad) dx = training ? istd * (gw - gw.mean(r, true) - xhat * (gw * xhat).mean(r, true)) : gw * istd;
+  return {dx, w_grad ? (g * xhat).sum(r) : Tensor(), b_grad ? g.sum(r) : Tensor()};
 }
 
 }  // namespace
@@ -60,6 +91,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   return autograd::record("NativeBatchNormBackward0", out, {input, weight, bias},
                           [=, sx = SavedTensor(input), sw = SavedTensor(weight)](const Tensor& g) {
     const Tensor x = sx.unpack(), w = sw.unpack();
+    if (GradMode::is_enabled())  // create_graph
+      return batch_norm_backward_composed(g, x, w, mean, invstd, training, eps, x_grad, w_grad, b_grad);
     Tensor dx = x_grad ? detail::make_empty(x.sizes(), g.dtype(), g.device()) : Tensor();
     Tensor dw = w_grad ? detail::make_empty({C}, g.dtype(), g.device()) : Tensor();
     Tensor db = b_grad ? detail::make_empty({C}, g.dtype(), g.device()) : Tensor();

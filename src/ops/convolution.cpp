@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
 #include "ops/cpu/conv_kernels.h"
@@ -14,6 +15,43 @@ namespace cohort {
 using autograd::SavedTensor;
 
 namespace {
+
+Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kernel::Conv2dParams& p);
+
+// Note [Convolution double backward]
+// The two halves of a convolution's backward are convolutions again, and each is linear in both of
+// its arguments: dx = input_grad(g, w) and dw = weight_grad(g, x). Their own backward (given gg, the
+// gradient w.r.t. their result) is therefore made of the same three primitives:
+//   input_grad(g, w):  d/dg = conv(gg, w),  d/dw = weight_grad(g, gg)   (gg plays the input)
+//   weight_grad(g, x): d/dg = conv(x, gg),  d/dx = input_grad(g, gg)    (gg plays the weight)
+// so with create_graph a convolution is differentiable to any order. Without it, the backward is
+// one kernel call computing both halves (their shared work on g is done once).
+Tensor input_grad(const Tensor& g, const Tensor& w, const Shape& x_sizes, const kernel::Conv2dParams& p);
+Tensor weight_grad(const Tensor& g, const Tensor& x, const Shape& w_sizes, const kernel::Conv2dParams& p);
+
+Tensor input_grad(const Tensor& g, const Tensor& w, const Shape& x_sizes, const kernel::Conv2dParams& p) {
+  Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
+  kernel::conv2d_backward(dx, Tensor(), Tensor(), g, Tensor(), w, p);
+  const bool g_grad = g.requires_grad(), w_grad = w.requires_grad();
+  return autograd::record("ConvolutionBackwardBackward0", dx, {g, w},
+                          [=, sg = SavedTensor(w_grad ? g : Tensor()), sw = SavedTensor(g_grad ? w : Tensor()),
+                           w_sizes = w.sizes().vec()](const Tensor& gg) {
+    return std::vector<Tensor>{g_grad ? convolution(gg, sw.unpack(), Tensor(), p) : Tensor(),
+                               w_grad ? weight_grad(sg.unpack(), gg, w_sizes, p) : Tensor()};
+  });
+}
+
+Tensor weight_grad(const Tensor& g, const Tensor& x, const Shape& w_sizes, const kernel::Conv2dParams& p) {
+  Tensor dw = detail::make_empty(w_sizes, g.dtype(), g.device());
+  kernel::conv2d_backward(Tensor(), dw, Tensor(), g, x, Tensor(), p);
+  const bool g_grad = g.requires_grad(), x_grad = x.requires_grad();
+  return autograd::record("ConvolutionBackwardBackward0", dw, {g, x},
+                          [=, sg = SavedTensor(x_grad ? g : Tensor()), sx = SavedTensor(g_grad ? x : Tensor()),
+                           x_sizes = x.sizes().vec()](const Tensor& gg) {
+    return std::vector<Tensor>{g_grad ? convolution(sx.unpack(), gg, Tensor(), p) : Tensor(),
+                               x_grad ? input_grad(sg.unpack(), gg, x_sizes, p) : Tensor()};
+  });
+}
 
 // The primitive: x [N, C, H, W], w [O, C / groups, kH, kW], b [O] or undefined, all checked.
 Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kernel::Conv2dParams& p) {
@@ -27,6 +65,10 @@ Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kern
   return autograd::record("ConvolutionBackward0", out, {x, w, b},
                           [=, sx = SavedTensor(w_grad ? x : Tensor()), sw = SavedTensor(x_grad ? w : Tensor()),
                            x_sizes = x.sizes().vec(), w_sizes = w.sizes().vec()](const Tensor& g) {
+    if (GradMode::is_enabled())  // create_graph: Note [Convolution double backward]
+      return std::vector<Tensor>{x_grad ? input_grad(g, sw.unpack(), x_sizes, p) : Tensor(),
+                                 w_grad ? weight_grad(g, sx.unpack(), w_sizes, p) : Tensor(),
+                                 b_grad ? sum(g, {0, 2, 3}) : Tensor()};
     Tensor dx, dw, db;
     if (x_grad) dx = detail::make_empty(x_sizes, g.dtype(), g.device());
     if (w_grad) {

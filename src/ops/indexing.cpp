@@ -204,11 +204,15 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
   return autograd::record("ScatterAddBackward0", out, {x, src}, [=](const Tensor& g) {
     Tensor gs;
     if (src_grad) {
-      // Only the part of src that index reaches was added; the rest gets zero gradient.
-      gs = zeros(src_sizes, g.options());
-      Tensor region = gs;
-      for (int64_t d = 0; d < idx.dim(); ++d) region = region.narrow(d, 0, idx.size(d));
-      region.copy_(gather(g, dim, idx));
+      // Only the part of src that index reaches was added; the rest gets zero gradient (padded by
+      // cat, not written in place, so that gs is differentiable again under create_graph).
+      gs = gather(g, dim, idx);
+      for (int64_t d = 0; d < idx.dim(); ++d) {
+        if (idx.size(d) == src_sizes[d]) continue;
+        Shape pad = gs.sizes().vec();
+        pad[d] = src_sizes[d] - idx.size(d);
+        gs = cat({gs, zeros(pad, g.options())}, d);
+      }
     }
     return std::vector<Tensor>{x_grad ? g : Tensor(), gs};
   });

@@ -1,7 +1,8 @@
 // max/avg/adaptive 2-d pooling: argument checks, PyTorch's output sizes, and the autograd nodes.
-// Kernels: ops/cpu/pooling_kernels.h.
+// Kernels: ops/cpu/pooling_kernels.h. Differentiable to any order (Note [Pooling double backward]).
 #include "cohort/ops/pooling.h"
 
+#include "cohort/ops/indexing.h"
 #include "cohort/ops/shape.h"
 #include "ops/cpu/pooling_kernels.h"
 #include "ops/internal.h"
@@ -69,6 +70,60 @@ Shape adaptive_sizes(const char* op, const Tensor& x, const Tensor& input, IntAr
   return out_sizes;
 }
 
+// Note [Pooling double backward]
+// Every pooling backward is linear in the gradient g, so its own backward depends on g alone:
+// max pools scatter g to each window's argmax, and the backward of that gathers from the same
+// indices; average pools spread g over each window, the transpose of the forward, so the backward
+// of their backward is the forward pool again. Each backward records that node, so pools are
+// differentiable to any order under create_graph; without it recording is skipped.
+
+// dx [N, C, H, W]: g [N, C, P, Q] added at the flat plane positions `indices`; node names it.
+Tensor max_pool_backward(const char* node, const Tensor& g, const Tensor& indices, const Shape& x_sizes) {
+  Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
+  kernel::max_pool2d_backward(dx, g, indices);
+  return autograd::record(node, dx, {g}, [indices](const Tensor& gg) {
+    const int64_t N = indices.size(0), C = indices.size(1);
+    Tensor picked = gather(gg.reshape({N, C, -1}), 2, indices.reshape({N, C, -1}));
+    return std::vector<Tensor>{picked.reshape(indices.sizes())};
+  });
+}
+
+Tensor avg_pool_backward(const Tensor& g, const kernel::Pool2dParams& p, const Shape& x_sizes);
+
+Tensor avg_pool_forward(const Tensor& x, const kernel::Pool2dParams& p, const Shape& out_sizes) {
+  Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
+  kernel::avg_pool2d_forward(out, x, p);
+  return autograd::record("AvgPool2DBackward0", out, {x}, [p, x_sizes = x.sizes().vec()](const Tensor& g) {
+    return std::vector<Tensor>{avg_pool_backward(g, p, x_sizes)};
+  });
+}
+
+Tensor avg_pool_backward(const Tensor& g, const kernel::Pool2dParams& p, const Shape& x_sizes) {
+  Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
+  kernel::avg_pool2d_backward(dx, g, p);
+  return autograd::record("AvgPool2DBackwardBackward0", dx, {g}, [p, g_sizes = g.sizes().vec()](const Tensor& gg) {
+    return std::vector<Tensor>{avg_pool_forward(gg, p, g_sizes)};
+  });
+}
+
+Tensor adaptive_avg_pool_backward(const Tensor& g, const Shape& x_sizes);
+
+Tensor adaptive_avg_pool_forward(const Tensor& x, const Shape& out_sizes) {
+  Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
+  kernel::adaptive_avg_pool2d_forward(out, x);
+  return autograd::record("AdaptiveAvgPool2DBackward0", out, {x}, [x_sizes = x.sizes().vec()](const Tensor& g) {
+    return std::vector<Tensor>{adaptive_avg_pool_backward(g, x_sizes)};
+  });
+}
+
+Tensor adaptive_avg_pool_backward(const Tensor& g, const Shape& x_sizes) {
+  Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
+  kernel::adaptive_avg_pool2d_backward(dx, g);
+  return autograd::record("AdaptiveAvgPool2DBackwardBackward0", dx, {g}, [g_sizes = g.sizes().vec()](const Tensor& gg) {
+    return std::vector<Tensor>{adaptive_avg_pool_forward(gg, g_sizes)};
+  });
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
@@ -80,10 +135,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
   Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
   Tensor indices = kernel::max_pool2d_forward(out, x, p);
   out = autograd::record("MaxPool2DWithIndicesBackward0", out, {x},
-                         [=, x_sizes = x.sizes().vec()](const Tensor& g) {
-    Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    kernel::max_pool2d_backward(dx, g, indices);
-    return std::vector<Tensor>{dx};
+                         [indices, x_sizes = x.sizes().vec()](const Tensor& g) {
+    return std::vector<Tensor>{max_pool_backward("MaxPool2DWithIndicesBackwardBackward0", g, indices, x_sizes)};
   });
   return {unbatch_like(out, self), unbatch_like(indices, self)};
 }
@@ -100,27 +153,13 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
   Shape out_sizes;
   auto p = geometry(op, x, self, kernel_size, stride, padding, 1, ceil_mode, out_sizes);
   p.count_include_pad = count_include_pad;
-  Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
-  kernel::avg_pool2d_forward(out, x, p);
-  out = autograd::record("AvgPool2DBackward0", out, {x}, [=, x_sizes = x.sizes().vec()](const Tensor& g) {
-    Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    kernel::avg_pool2d_backward(dx, g, p);
-    return std::vector<Tensor>{dx};
-  });
-  return unbatch_like(out, self);
+  return unbatch_like(avg_pool_forward(x, p, out_sizes), self);
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   Tensor x = as_batched(op, self);
-  Tensor out = detail::make_empty(adaptive_sizes(op, x, self, output_size), x.dtype(), x.device());
-  kernel::adaptive_avg_pool2d_forward(out, x);
-  out = autograd::record("AdaptiveAvgPool2DBackward0", out, {x}, [x_sizes = x.sizes().vec()](const Tensor& g) {
-    Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    kernel::adaptive_avg_pool2d_backward(dx, g);
-    return std::vector<Tensor>{dx};
-  });
-  return unbatch_like(out, self);
+  return unbatch_like(adaptive_avg_pool_forward(x, adaptive_sizes(op, x, self, output_size)), self);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size) {
@@ -132,9 +171,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
   kernel::adaptive_max_pool2d_forward(out, indices, x);
   out = autograd::record("AdaptiveMaxPool2DBackward0", out, {x},
                          [indices, x_sizes = x.sizes().vec()](const Tensor& g) {
-    Tensor dx = detail::make_empty(x_sizes, g.dtype(), g.device());
-    kernel::max_pool2d_backward(dx, g, indices);
-    return std::vector<Tensor>{dx};
+    return std::vector<Tensor>{max_pool_backward("AdaptiveMaxPool2DBackwardBackward0", g, indices, x_sizes)};
   });
   return {unbatch_like(out, self), unbatch_like(indices, self)};
 }

@@ -123,16 +123,16 @@ struct ReduceInfo {
   Tensor (*derivative)(Arg g, Arg x, Arg y, const Reduced& r);
 };
 
-// d prod / d x_i = the product of the others, computed directly so that zeros are handled.
+// d prod / d x_i = the product of the others, computed directly so that zeros are handled; stacked
+// (not written in place) so that the gradient is differentiable again under create_graph.
 Tensor prod_backward(Arg g, Arg x, Arg, const Reduced&) {
   Tensor xv = x.reshape({-1});
   int64_t n = xv.numel();
-  Tensor others = empty_like(xv);
-  for (int64_t i = 0; i < n; ++i) {
-    Tensor rest = cat({xv.narrow(0, 0, i), xv.narrow(0, i + 1, n - i - 1)});
-    others.narrow(0, i, 1).copy_(rest.prod().reshape({1}));
-  }
-  return (g * others).reshape(x.sizes());
+  std::vector<Tensor> others;
+  others.reserve(n);
+  for (int64_t i = 0; i < n; ++i) others.push_back(cat({xv.narrow(0, 0, i), xv.narrow(0, i + 1, n - i - 1)}).prod());
+  if (n == 0) return zeros_like(x);
+  return (g * stack(others)).reshape(x.sizes());
 }
 
 // max/min: the elements equal to the result share the gradient evenly, as in PyTorch.
@@ -299,8 +299,11 @@ Tensor std(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
     Tensor xv = sx.unpack();
     Tensor s = expand_back(so.unpack(), in_sizes, dims, keepdim);
     Tensor centered = xv - xv.mean(IntArrayRef(dims), true);
-    Tensor grad = expand_back(g, in_sizes, dims, keepdim) * centered / (s * (n - correction));
-    return std::vector<Tensor>{where(s == 0, zeros_like(grad), grad)};
+    // Divides by 1 where std is 0, so that the branch where() drops is finite and its derivative
+    // (under create_graph) is 0, not 0 * inf.
+    Tensor zero = s == 0;
+    Tensor grad = expand_back(g, in_sizes, dims, keepdim) * centered / (where(zero, ones_like(s), s) * (n - correction));
+    return std::vector<Tensor>{where(zero, zeros_like(grad), grad)};
   });
 }
 

@@ -1,12 +1,13 @@
 // conv2d's kernels and algorithms: oneDNN against the plain reference loops on random geometries,
-// Winograd against direct convolution and when Auto picks it, and the backward for a subset of the
-// inputs. Values, strided inputs and gradients of the op itself are in the op table
-// (tests/ops/op_table_nn_test.cpp).
+// Winograd against direct convolution and when Auto picks it, the backward for a subset of the inputs,
+// and float32 double backward. Values, strided inputs and gradients (first and second order) of the
+// op itself are in the op table (tests/ops/op_table_nn_test.cpp).
 #include <gtest/gtest.h>
 
 #include <random>
 #include <sstream>
 
+#include "cohort/autograd/engine.h"
 #include "cohort/autograd/node.h"
 #include "cohort/core/generator.h"
 #include "cohort/ops/backend.h"
@@ -180,6 +181,34 @@ TEST(ConvBackward, OnlyBiasOrOnlyInputRequiresGrad) {
   y.sum().backward();
   EXPECT_EQ(x.grad().sizes(), x.sizes());
   EXPECT_FALSE(w.grad().defined());
+}
+
+// Double backward on float32 runs the oneDNN (or Winograd) kernels in the double-backward nodes:
+// second derivatives of |conv(x, w)|^2 along (u, v) agree with float64's plain loops.
+std::vector<Tensor> conv_second_derivatives(const Tensor& x, const Tensor& w, const Tensor& u, const Tensor& v,
+                                            DType dtype) {
+  Tensor xd = x.to(dtype).requires_grad_(true), wd = w.to(dtype).requires_grad_(true);
+  Tensor y = conv2d(xd, wd, {}, 1, 1);
+  std::vector<Tensor> g = autograd::grad({(y * y).sum()}, {xd, wd}, {}, std::nullopt, /*create_graph=*/true);
+  std::vector<Tensor> h = autograd::grad({(g[0] * u.to(dtype)).sum() + (g[1] * v.to(dtype)).sum()}, {xd, wd});
+  return {h[0].to(kFloat64), h[1].to(kFloat64)};
+}
+
+TEST(ConvBackward, DoubleBackwardFloat32MatchesFloat64WithEveryAlgorithm) {
+  manual_seed(8);
+  Tensor x = randn({1, 32, 12, 12}), w = randn({32, 32, 3, 3}) / 16.0;
+  Tensor u = randn(x.sizes()), v = randn(w.sizes());
+  const std::vector<Tensor> exact = conv_second_derivatives(x, w, u, v, kFloat64);
+  std::vector<Tensor> got[2];
+  const ConvAlgorithm algorithms[2] = {ConvAlgorithm::Direct, ConvAlgorithm::Winograd};
+  for (int a = 0; a < 2; ++a) {
+    ConvAlgorithmScope scope(algorithms[a]);
+    got[a] = conv_second_derivatives(x, w, u, v, kFloat32);
+    for (int k = 0; k < 2; ++k)
+      EXPECT_LT(max_diff(got[a][k], exact[k]) / exact[k].abs().max().item<double>(), 2e-5)
+          << (k ? "d/dw" : "d/dx") << ", algorithm " << a;
+  }
+  EXPECT_FALSE(equal(got[0][0], got[1][0]));  // Winograd ran (its rounding differs)
 }
 
 }  // namespace

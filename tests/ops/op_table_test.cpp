@@ -1,6 +1,7 @@
 // The generic op-table tests (STYLE.md section 5): every row of the table (tests/ops/op_table_*_test.cpp)
 // against its naive reference, again on non-contiguous views of the same values, through gradcheck
-// (float64, contiguous and non-contiguous) when differentiable, and float32 against float64.
+// and gradgradcheck (float64, contiguous and non-contiguous) when differentiable, and float32
+// against float64.
 // Test names: OpTable/OpTableTest.<Check>/<op>, e.g. --gtest_filter='OpTable/*/softmax'.
 
 #include "support/gradcheck.h"
@@ -29,6 +30,7 @@ class OpTableTest : public ::testing::TestWithParam<size_t> {
 };
 class OpTableStrided : public OpTableTest {};
 class OpTableGradcheck : public OpTableTest {};
+class OpTableGradgradcheck : public OpTableTest {};
 class OpTableOnCpu1 : public OpTableTest {
  protected:
   void SetUp() override {
@@ -58,6 +60,14 @@ TEST_P(OpTableGradcheck, Gradcheck) {
   for (size_t s = 0; s < row().samples.size(); ++s) {
     EXPECT_TRUE(check_gradients(row(), s, false));
     if (!row().contiguous_only) EXPECT_TRUE(check_gradients(row(), s, true));
+  }
+}
+
+// Second derivatives: every differentiable row, unless PyTorch has no double backward for the op.
+TEST_P(OpTableGradgradcheck, Gradgradcheck) {
+  for (size_t s = 0; s < row().samples.size(); ++s) {
+    EXPECT_TRUE(check_gradgrad(row(), s, false));
+    if (!row().contiguous_only) EXPECT_TRUE(check_gradgrad(row(), s, true));
   }
 }
 
@@ -102,6 +112,9 @@ INSTANTIATE_TEST_SUITE_P(OpTable, OpTableStrided,
                          ::testing::ValuesIn(rows_where([](const OpRow& r) { return !r.contiguous_only; })), row_name);
 INSTANTIATE_TEST_SUITE_P(OpTable, OpTableGradcheck,
                          ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.differentiable; })), row_name);
+INSTANTIATE_TEST_SUITE_P(OpTable, OpTableGradgradcheck, ::testing::ValuesIn(rows_where([](const OpRow& r) {
+                           return r.differentiable && r.no_gradgrad.empty();
+                         })), row_name);
 INSTANTIATE_TEST_SUITE_P(OpTable, OpTableOnCpu1,
                          ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.differentiable; })), row_name);
 
@@ -140,10 +153,11 @@ TEST(OpTableGradcheck, FlagsAWrongBackward) {
 class OpTableSummary : public ::testing::Environment {
  public:
   void TearDown() override {
-    size_t samples = 0, diff = 0;
-    for (const OpRow& r : op_table()) samples += r.samples.size(), diff += r.differentiable;
-    std::cout << "[ op table ] " << op_table().size() << " ops (" << diff << " differentiable, " << samples
-              << " samples):";
+    size_t samples = 0, diff = 0, gradgrad = 0;
+    for (const OpRow& r : op_table())
+      samples += r.samples.size(), diff += r.differentiable, gradgrad += r.differentiable && r.no_gradgrad.empty();
+    std::cout << "[ op table ] " << op_table().size() << " ops (" << diff << " differentiable, " << gradgrad
+              << " gradgradchecked, " << samples << " samples):";
     for (auto& [area, n] : op_table_areas()) std::cout << " " << area << " " << n;
     std::cout << "\n";
   }

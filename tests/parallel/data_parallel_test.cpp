@@ -91,6 +91,45 @@ TEST_F(DataParallel, ScalarOutputIsTheSampleWeightedMeanAndGradientsMatch) {
   EXPECT_TRUE(allclose(net->fc->weight.grad(), g_single, 1e-4, 1e-5));
 }
 
+// A gradient penalty (the gradient w.r.t. the input, made with create_graph, in the loss) through
+// DataParallel: the second backward runs through the replicas' convolution, pooling and batch-norm
+// double-backward nodes and the broadcast links, and gives the master one device's gradients.
+struct PenaltyNet : nn::Cloneable<PenaltyNet> {
+  PenaltyNet() { reset(); }
+  void reset() override {
+    conv = register_module("conv", nn::Conv2d(nn::Conv2dOptions(1, 2, 3).padding(1)));
+    bn = register_module("bn", nn::BatchNorm2d(2));
+    fc = register_module("fc", nn::Linear(8, 1));
+  }
+  Tensor forward(const Tensor& x) {
+    return fc(nn::functional::max_pool2d(bn(conv(x)).tanh(), nn::functional::MaxPool2dFuncOptions(2)).flatten(1));
+  }
+  nn::Conv2d conv{nullptr};
+  nn::BatchNorm2d bn{nullptr};
+  nn::Linear fc{nullptr};
+};
+
+TEST_F(DataParallel, GradientPenaltyThroughReplicasEqualsOneDevice) {
+  auto net = std::make_shared<PenaltyNet>();
+  net->eval();  // batch statistics differ per replica in training; the running ones do not
+  Tensor x = randn({6, 1, 4, 4}).requires_grad_();
+  auto penalised = [&](const Tensor& out) {
+    Tensor dx = autograd::grad({out.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    return out.square().mean() + dx.square().sum();
+  };
+  penalised(net->forward(x)).backward();
+  std::vector<Tensor> single;
+  for (const Tensor& p : net->parameters()) single.push_back(p.grad().clone());
+  net->zero_grad();
+  nn::DataParallel<PenaltyNet> dp(net, first(3));
+  penalised(dp.forward(x)).backward();
+  std::vector<Tensor> params = net->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    ASSERT_TRUE(params[i].grad().defined()) << "parameter " << i;
+    EXPECT_TRUE(allclose(params[i].grad(), single[i], 1e-4, 1e-5)) << "parameter " << i;
+  }
+}
+
 // A model with an embedding trains under DataParallel: the embedding's backward builds its gradient
 // on each replica's device (it used to build it on cpu:0 and fail on every other device).
 struct EmbeddingNet : nn::Cloneable<EmbeddingNet> {

@@ -3,6 +3,7 @@
 #include "support/gradcheck.h"
 
 #include <cmath>
+#include <random>
 #include <sstream>
 
 #include "cohort/autograd/engine.h"
@@ -168,6 +169,54 @@ std::string shapes_of(const std::vector<Tensor>& xs) {
   std::vector<Tensor> xs;
   for (const Tensor& x : inputs) xs.push_back(make_noncontiguous(x));
   return gradcheck(fn, xs, eps, atol, rtol, name + " [non-contiguous inputs]");
+}
+
+::testing::AssertionResult gradgradcheck(const TensorFn& fn, const std::vector<Tensor>& inputs, double eps,
+                                         double atol, double rtol, const std::string& name, uint64_t seed) {
+  // The outputs that get a grad_output: floating ones that require grad when every float64 input does.
+  std::vector<Tensor> xs;
+  for (const Tensor& x : inputs) xs.push_back(x.dtype() == kFloat64 ? x.detach().requires_grad_(true) : x);
+  std::vector<size_t> diff_outs;
+  std::vector<Tensor> grad_outputs;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  try {
+    EnableGradGuard grad_on;
+    std::vector<Tensor> outs = fn(xs);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (!outs[o].is_floating_point() || !outs[o].requires_grad()) continue;
+      diff_outs.push_back(o);
+      Tensor g = zeros(outs[o].sizes(), TensorOptions(kFloat64));
+      for (int64_t j = 0; j < g.numel(); ++j) set_element(g, j, normal(rng));
+      grad_outputs.push_back(g);
+    }
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "gradgradcheck " << name << ": forward threw: " << e.what();
+  }
+  if (diff_outs.empty()) return ::testing::AssertionSuccess();
+
+  // args = inputs..., grad_outputs...; the result is one gradient per float64 input (zeros when unused).
+  const size_t n_in = inputs.size();
+  TensorFn vjp = [&](const std::vector<Tensor>& args) {
+    const bool create_graph = GradMode::is_enabled();  // off while gradcheck takes finite differences
+    EnableGradGuard grad_on;
+    std::vector<Tensor> in(args.begin(), args.begin() + n_in), wrt, outs, gos;
+    for (const Tensor& x : in)
+      if (x.dtype() == kFloat64) wrt.push_back(x);
+    std::vector<Tensor> all = fn(in);
+    for (size_t k = 0; k < diff_outs.size(); ++k) {
+      outs.push_back(all[diff_outs[k]]);
+      gos.push_back(args[n_in + k].to(all[diff_outs[k]].dtype()));
+    }
+    std::vector<Tensor> grads = autograd::grad(outs, wrt, gos, /*retain_graph=*/std::nullopt, create_graph,
+                                               /*allow_unused=*/true);
+    for (size_t k = 0; k < grads.size(); ++k)
+      if (!grads[k].defined()) grads[k] = zeros(wrt[k].sizes(), TensorOptions(kFloat64));
+    return grads;
+  };
+  std::vector<Tensor> args = inputs;
+  args.insert(args.end(), grad_outputs.begin(), grad_outputs.end());
+  return gradcheck(vjp, args, eps, atol, rtol, name + " [double backward]");
 }
 
 }  // namespace cohort::testing

@@ -33,6 +33,17 @@ using TensorFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
                                                    double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3,
                                                    const std::string& name = "fn");
 
+// gradgradcheck (PyTorch's torch.autograd.gradgradcheck): checks the second derivatives by running
+// gradcheck on the vector-Jacobian product (inputs, grad_outputs) -> d(outputs . grad_outputs)/d(inputs),
+// computed with create_graph=true, with respect to the float64 inputs and the grad_outputs.
+// grad_outputs (one per floating output that requires grad) are random float64 values, fixed by `seed`.
+// A backward that is not differentiable, or whose own derivative is wrong, fails here even when
+// gradcheck passes. The finite differences evaluate the same product with create_graph=false (the
+// kernels' fast path), so a backward whose two paths disagree fails too.
+::testing::AssertionResult gradgradcheck(const TensorFn& fn, const std::vector<Tensor>& inputs, double eps = 1e-6,
+                                         double atol = 1e-5, double rtol = 1e-3, const std::string& name = "fn",
+                                         uint64_t seed = 0);
+
 // A non-contiguous tensor with x's values and dtype: a step-2 slice of a larger buffer, with the dims
 // reversed and permuted back, so no two neighbouring elements are adjacent in memory. Does not use
 // copy_ or contiguous() (the values are written with plain strided loops).

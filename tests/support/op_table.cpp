@@ -232,6 +232,16 @@ static ::testing::AssertionResult guarded(const std::string& what, F&& f) {
   });
 }
 
+::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample, bool noncontiguous) {
+  std::vector<Tensor> xs = make_inputs(row, sample, kFloat64);
+  if (noncontiguous)
+    for (Tensor& x : xs) x = make_noncontiguous(x);
+  const std::string what = describe(row, xs, noncontiguous ? " [non-contiguous]" : "");
+  return guarded(what, [&] {
+    return gradgradcheck(row.op, xs, row.grad_eps, row.grad_atol, row.grad_rtol, what, seed_of(row.name, sample));
+  });
+}
+
 ::testing::AssertionResult check_float32(const OpRow& row, size_t sample) {
   std::vector<Tensor> x64 = make_inputs(row, sample, kFloat64), x32 = make_inputs(row, sample, kFloat32);
   const std::string what = describe(row, x32, " [float32 vs float64]");

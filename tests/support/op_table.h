@@ -2,7 +2,8 @@
 // float64 reference written with plain loops, the input domain, tolerances and whether it is
 // differentiable. Rows live in tests/ops/op_table_<area>_test.cpp and register themselves with
 // COHORT_OP_ROWS; tests/ops/op_table_test.cpp runs every row through the generic checks:
-// reference, non-contiguous inputs, gradcheck (float64) and float32-vs-float64 agreement.
+// reference, non-contiguous inputs, gradcheck and gradgradcheck (float64) and float32-vs-float64
+// agreement.
 //
 // Adding an op adds a row:
 //   {.name = "exp", .samples = {{{2, 3}}, {{}}},
@@ -86,6 +87,8 @@ struct OpRow {
   bool fixed_dtype = false;      // to(dtype): the result dtype does not follow the input's
   double f32_atol = 1e-5, f32_rtol = 1e-4;  // float32 run against the float64 run
   double grad_eps = 1e-6, grad_atol = 1e-5, grad_rtol = 1e-3;
+  // Why PyTorch itself has no double backward for this op (one line); empty: gradgradcheck runs.
+  std::string no_gradgrad;
 };
 
 // Inputs for one sample: Real and Integer inputs in `float_dtype`, deterministic per (row, sample).
@@ -94,6 +97,8 @@ std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dty
 // The generic checks; each names the op, the input shapes, the output element, expected and got.
 ::testing::AssertionResult check_reference(const OpRow& row, size_t sample, bool noncontiguous);
 ::testing::AssertionResult check_gradients(const OpRow& row, size_t sample, bool noncontiguous);
+// gradgradcheck (float64) of a differentiable row without a no_gradgrad reason.
+::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample, bool noncontiguous);
 ::testing::AssertionResult check_float32(const OpRow& row, size_t sample);
 
 // The registry: every area file adds its rows once, at static-initialisation time.

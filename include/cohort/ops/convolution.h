@@ -10,8 +10,8 @@
 // is none; "same" keeps the size (stride 1 only; an even effective kernel pads one more at the end,
 // as PyTorch does).
 // float32 runs on oneDNN (or cohort's Winograd, see ops/backend.h), other floating dtypes on plain
-// loops. Differentiable w.r.t. input, weight and bias (node "ConvolutionBackward0"); the backward is
-// not itself differentiable (no double backward).
+// loops. Differentiable w.r.t. input, weight and bias (node "ConvolutionBackward0"), to any order:
+// under create_graph the backward records convolutions again.
 // Throws cohort::Error naming the op and the shapes for a wrong input rank, channels that do not
 // match weight * groups, out channels not divisible by groups, a kernel larger than the padded
 // input, non-positive stride/dilation/groups, negative padding, "same" with stride > 1, a padding
