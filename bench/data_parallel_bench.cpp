@@ -1,5 +1,5 @@
 // Training throughput (images/s of forward, cross-entropy, backward and an SGD step) of a zoo model
-// on random 3x32x32 images, in one of three setups:
+// on random images (1x28x28 for lenet, as Fashion-MNIST's; 3x32x32 otherwise), in one of these setups:
 //   dp2   nn::DataParallel over cpu:0 and cpu:1, one intra-op thread per device
 //   dp2-first  the same with PyTorch's buffer rule (BufferRule::kFirstReplica): shows what the exact
 //              batch-norm running statistics (the default) cost
@@ -8,7 +8,7 @@
 // Prints the median step time of `reps` steps after `warmup` steps, and images/s from it; with
 // "phases", also the median time of each phase (forward, loss, backward, step) for the profile.
 // bench/compare_data_parallel.sh runs every setup next to PyTorch (bench/data_parallel_torch.py).
-//   data_parallel_bench <blitz-cnn|resnet18> <batch> <dp2|dp2-first|1x2|1x1> [reps=10] [warmup=2] [phases]
+//   data_parallel_bench <blitz-cnn|resnet18|lenet> <batch> <dp2|dp2-first|1x2|1x1> [reps=10] [warmup=2] [phases]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,7 +40,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: data_parallel_bench <blitz-cnn|resnet18> <batch> <dp2|1x2|1x1> [reps=10] [warmup=2] [phases]\n");
+    std::fprintf(stderr, "usage: data_parallel_bench <blitz-cnn|resnet18|lenet> <batch> <dp2|1x2|1x1> [reps=10] [warmup=2] [phases]\n");
     return 2;
   }
   const std::string arch = argv[1], setup = argv[3];
@@ -59,14 +59,16 @@ int main(int argc, char** argv) {
   set_device_count(2);
   set_num_threads(setup == "1x2" ? 2 : 1);
   manual_seed(0);
-  std::shared_ptr<models::Model> net = models::create(arch);
+  const bool mnist = arch == "lenet";
+  std::shared_ptr<models::Model> net =
+      models::create(arch, mnist ? models::ModelOptions().in_channels(1).image_size(28) : models::ModelOptions());
   net->train();
   auto dp = std::make_shared<nn::DataParallel<models::Model>>(
       net, std::vector<Device>{"cpu:0", "cpu:1"},
       parallel::DataParallelOptions().buffers(setup == "dp2-first" ? parallel::BufferRule::kFirstReplica
                                                                    : parallel::BufferRule::kExact));
   optim::SGD optimizer(net->parameters(), optim::SGDOptions(0.01).momentum(0.9));
-  Tensor images = randn({batch, 3, 32, 32});
+  Tensor images = mnist ? randn({batch, 1, 28, 28}) : randn({batch, 3, 32, 32});
   Tensor labels = randint(0, 10, {batch});
 
   std::vector<double> steps, forward_ms, loss_ms, backward_ms, step_ms;

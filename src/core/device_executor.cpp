@@ -32,7 +32,8 @@
 // that wait always ends; plain jobs queued meanwhile run after the job that waits. Other waits run
 // nothing: a replica blocked in sync batch norm's rendezvous holds its thread, so a backward pass
 // in another replica's forward that has nodes on that device (autograd::grad reaching the master's
-// parameters on cpu:0) waits for it, and if the rendezvous waits for that replica in turn, it times out.
+// parameters on cpu:0) waits for it, and if the rendezvous waits for that replica in turn, it fails
+// after 60 s, naming the deadlock.
 //
 // Errors. A job catches its own exceptions (the engine stores them in its task, parallel_apply in
 // its error list). One that escapes anyway is printed to stderr with the device's name, and the
@@ -181,7 +182,7 @@ void run_on_devices(const std::vector<Device>& devices, const std::vector<std::f
   }
   divide_threads_among(devices);
   std::mutex m;
-  std::condition_variable done;
+  detail::SpinningCondition done;  // Note [Brief spinning]: the replicas usually end together
   size_t remaining = jobs.size() - 1;
   for (size_t i = 1; i < jobs.size(); ++i) {
     detail::DeviceExecutor::of(devices[i]).post([&, i] {

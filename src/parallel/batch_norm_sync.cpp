@@ -26,11 +26,14 @@
 // every replica's share of the statistics' gradient to every other replica, as one device's batch
 // norm would. Every replica updates its running statistics with the same whole-batch values, so
 // the first replica's are the module's (exact without the record_batch_stats pass).
-// No rendezvous waits for a timeout: DataParallel tells SyncBn when each replica's forward ends
+// No error waits for a timeout: DataParallel tells SyncBn when each replica's forward ends
 // (SyncBn::end), and a replica waiting for one that ended without reaching the layer fails at once,
 // saying whether that replica threw (its own error is listed beside) or returned without calling it.
+// The 60 s bound remains for the one wait that cannot end by itself, a deadlock (Note [Device
+// executor]: a replica's backward inside forward that needs the thread of a replica waiting here).
 #include "batch_norm_sync.h"
 
+#include <chrono>
 #include <optional>
 
 #include "cohort/autograd/grad_mode.h"
@@ -73,7 +76,11 @@ SyncBn::Round rendezvous(SyncBn& sync, size_t r, const Tensor& s1, const Tensor&
       if (sync.ended[p] != SyncBn::Ended::kNo && sync.calls[p] <= call) return p;
     return std::nullopt;
   };
-  sync.cv.wait(l, [&] { return round.arrived == sync.participants.size() || missing(); });
+  const bool settled = sync.cv.wait_for(l, std::chrono::seconds(60),
+                                        [&] { return round.arrived == sync.participants.size() || missing(); });
+  COHORT_CHECK(settled, "DataParallel: sync batch norm: replica ", r, " on ", device, " waited 60 s at call ",
+               call + 1, " of this layer for replicas that are still running; hint: a replica is waiting for this "
+               "one's thread (autograd::grad or backward called inside forward, reaching tensors of ", device, ")");
   if (round.arrived < sync.participants.size()) {
     const size_t p = *missing();
     throw Error(cohort::detail::str("DataParallel: sync batch norm: replica ", r, " on ", device, " reached call ", call + 1,
