@@ -182,7 +182,7 @@ void run_on_devices(const std::vector<Device>& devices, const std::vector<std::f
   }
   divide_threads_among(devices);
   std::mutex m;
-  detail::SpinningCondition done;  // Note [Brief spinning]: the replicas usually end together
+  std::condition_variable done;
   size_t remaining = jobs.size() - 1;
   for (size_t i = 1; i < jobs.size(); ++i) {
     detail::DeviceExecutor::of(devices[i]).post([&, i] {
