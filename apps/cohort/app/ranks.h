@@ -14,7 +14,7 @@ class Ranks {
  public:
   // Joins the run's process group when the environment says there are several processes
   // (distributed::init_process_group reads RANK, WORLD_SIZE, MASTER_ADDR/PORT or COHORT_STORE), with
-  // $COHORT_TIMEOUT seconds (default 300) for the rendezvous and every collective.
+  // $COHORT_TIMEOUT seconds (default 300; fractions allowed) for the rendezvous and every collective.
   static Ranks from_environment();
 
   int rank() const { return group_ ? group_->rank() : 0; }
