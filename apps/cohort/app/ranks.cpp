@@ -44,6 +44,16 @@ Ranks Ranks::from_environment() {
   return r;
 }
 
+int restart_count() {
+  const char* v = std::getenv("COHORT_RESTART_COUNT");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  COHORT_CHECK(*end == '\0' && n >= 0 && n <= 1 << 20,
+               "cohort train: $COHORT_RESTART_COUNT must be a count from 0, got \"", v, "\"");
+  return static_cast<int>(n);
+}
+
 void Ranks::sum(std::vector<double>& values) const {
   if (!group_ || values.empty()) return;
   Tensor t = tensor(values, TensorOptions(kFloat64));

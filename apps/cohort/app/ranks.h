@@ -31,6 +31,10 @@ class Ranks {
   std::shared_ptr<distributed::ProcessGroup> group_;
 };
 
+// Which attempt of the job this process belongs to under `cohort launch --max-restarts`:
+// $COHORT_RESTART_COUNT, 0 for the first (and without the launcher), 1 after the first restart, ...
+int restart_count();
+
 // The intra-op threads of one process: --threads when given, else $OMP_NUM_THREADS when set (cohort
 // launch divides the cores among the local processes), else the cores divided by the processes of
 // this machine ($LOCAL_WORLD_SIZE), at least 1.
