@@ -9,6 +9,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev   # oneDNN's CMake config needs OpenCL (only "Recommended")
   zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
   libgloo-dev                      # distributed: the Gloo process group (TCP transport, file/Redis store)
+  redis-server iproute2            # tests/apps/two_machines_test: a Redis store, network namespaces
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev      # scripts/fuzz.sh: the libFuzzer targets (fuzz/) build with clang
   libtorch-dev                     # tests/compat: the same programs built against libtorch

@@ -1,5 +1,15 @@
 // ProcessGroupGloo: rendezvous through a Gloo store, a full mesh of TCP pairs, and Gloo's own algorithms
 // for every collective (nothing here sends a byte itself).
+//
+// Note [Rendezvous]
+// Ranks meet in three steps, each bounded by the group's timeout: every rank publishes "proc/<rank>"
+// (where it runs: Peer below), Gloo's connectFullMesh exchanges the pairs' addresses and connects them,
+// then every rank reads the others' "proc/" keys and all meet at a barrier. Gloo reads a key with
+// Store::get, which waits with the store's fixed 30 s (Store::kDefaultTimeout) whatever the context's
+// timeout, so a rank whose peers are late gave up after 30 s however long it was told to wait;
+// TimedStore gives every wait the group's timeout. When ranks never come, the error names them: the
+// ranks without a "proc/" key. Once all have met, each rank deletes the keys it wrote (a file store's
+// files, a Redis store's keys), so the next run with the same store and run id starts clean.
 #include "cohort/distributed/gloo.h"
 
 #include <gloo/allgather.h>
@@ -9,29 +19,134 @@
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
-#include <gloo/rendezvous/prefix_store.h>
 #define HIREDIS_NESTED_INCLUDE 1  // Debian ships hiredis.h under hiredis/
 #include <gloo/rendezvous/redis_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <thread>
 
 namespace cohort::distributed {
+
+namespace {
+
+// Where a rank runs (Note [Rendezvous]): its process, to tell whether it has exited when it is on this
+// host, and its host's name and address, to name it when it is on another.
+struct Peer {
+  std::string process;  // process_key()
+  std::string host;     // gethostname()
+  std::string address;  // the IP it listens on, as Gloo's messages print it (without brackets)
+
+  std::vector<char> bytes() const {
+    const std::string s = process + "\n" + host + "\n" + address;
+    return {s.begin(), s.end()};
+  }
+  static Peer parse(const std::vector<char>& bytes) {
+    std::istringstream in(std::string(bytes.begin(), bytes.end()));
+    Peer p;
+    std::getline(in, p.process);
+    std::getline(in, p.host);
+    std::getline(in, p.address);
+    return p;
+  }
+};
+
+// Gloo's two stores, with their check for keys made public (a wait of our own polls it) and able to
+// delete the keys they set (Note [Rendezvous]).
+class FileStore : public gloo::rendezvous::FileStore {
+ public:
+  using gloo::rendezvous::FileStore::FileStore;
+  using gloo::rendezvous::FileStore::check;
+  void delete_keys() {
+    for (const std::string& path : getAllKeyFilePaths()) std::remove(path.c_str());
+  }
+};
+
+class RedisStore : public gloo::rendezvous::RedisStore {
+ public:
+  using gloo::rendezvous::RedisStore::RedisStore;
+  void set(const std::string& key, const std::vector<char>& data) override {
+    gloo::rendezvous::RedisStore::set(key, data);
+    keys_.push_back(key);
+  }
+  void delete_keys() {
+    for (const std::string& key : keys_)
+      if (void* reply = redisCommand(redis_, "DEL %b", key.data(), key.size())) freeReplyObject(reply);
+    keys_.clear();
+  }
+
+ private:
+  std::vector<std::string> keys_;
+};
+
+// The store the rendezvous sees: keys under "<prefix>/", and every wait, get's included, bounded by the
+// group's timeout to the millisecond (Gloo's own waits take 30 s for get, and count whole seconds).
+class RendezvousStore : public gloo::rendezvous::Store {
+ public:
+  using Check = std::function<bool(const std::vector<std::string>&)>;
+  RendezvousStore(gloo::rendezvous::Store& base, Check check, std::string prefix, std::chrono::milliseconds timeout)
+      : base_(base), check_(std::move(check)), prefix_(std::move(prefix) + "/"), timeout_(timeout) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override { base_.set(prefix_ + key, data); }
+  std::vector<char> get(const std::string& key) override {
+    wait({key});
+    return base_.get(prefix_ + key);
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!has(keys)) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::string names;
+        for (const std::string& key : keys) names += (names.empty() ? "" : ", ") + prefix_ + key;
+        throw std::runtime_error(detail::str("waited ", timeout.count(), " ms for the key(s) ", names));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // Whether all `keys` are in the store now.
+  bool has(const std::vector<std::string>& keys) const {
+    std::vector<std::string> full;
+    for (const std::string& key : keys) full.push_back(prefix_ + key);
+    return check_(full);
+  }
+  // Like has, but false when the store cannot be asked (for an error message).
+  bool surely_has(const std::string& key) const noexcept {
+    try {
+      return has({key});
+    } catch (const std::exception&) {
+      return true;  // unknown: not reported as missing
+    }
+  }
+
+ private:
+  gloo::rendezvous::Store& base_;
+  Check check_;
+  std::string prefix_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
 
 struct ProcessGroupGloo::Impl {
   std::string store_spec;
   std::unique_ptr<gloo::rendezvous::Store> base;
-  gloo::rendezvous::FileStore* file = nullptr;  // base, when it is a file store
-  std::unique_ptr<gloo::rendezvous::PrefixStore> store;
+  FileStore* file = nullptr;    // base, when it is a file store
+  RedisStore* redis = nullptr;  // base, when it is a Redis store
+  std::unique_ptr<RendezvousStore> store;
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
-  std::vector<std::string> processes;  // per rank: process_key()
-  uint32_t tag = 0;                    // the same sequence on every rank: ops run in the same order
+  std::vector<Peer> peers;  // per rank
+  uint32_t tag = 0;         // the same sequence on every rank: ops run in the same order
 };
 
 namespace {
@@ -52,7 +167,7 @@ void open_store(ProcessGroupGloo::Impl& impl, const std::string& spec) {
     std::filesystem::create_directories(path, ec);
     COHORT_CHECK(std::filesystem::is_directory(path), "ProcessGroupGloo: cannot create the store directory ", path,
                  ": ", ec.message());
-    auto file = std::make_unique<gloo::rendezvous::FileStore>(path);
+    auto file = std::make_unique<FileStore>(path);
     impl.file = file.get();
     impl.base = std::move(file);
   } else if (spec.rfind("redis://", 0) == 0) {
@@ -68,7 +183,9 @@ void open_store(ProcessGroupGloo::Impl& impl, const std::string& spec) {
     COHORT_CHECK(colon != std::string::npos && colon > 0 && port > 0 && port < 65536,
                  "ProcessGroupGloo: expected a store redis://host:port, got \"", spec, "\"");
     try {
-      impl.base = std::make_unique<gloo::rendezvous::RedisStore>(hostport.substr(0, colon), port);
+      auto redis = std::make_unique<RedisStore>(hostport.substr(0, colon), port);
+      impl.redis = redis.get();
+      impl.base = std::move(redis);
     } catch (const std::exception& e) {
       throw CommError(detail::str("ProcessGroupGloo: cannot connect to the Redis store ", spec, ": ", e.what()));
     }
@@ -89,11 +206,37 @@ std::string process_key() {
   return id + "/" + ns + "/" + std::to_string(getpid());
 }
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+// The IP address Gloo's device for `attr` listens on, "" if it cannot be found.
+std::string listen_address(const gloo::transport::tcp::attr& attr) {
+  try {
+    const gloo::transport::tcp::attr resolved = gloo::transport::tcp::CreateDeviceAttr(attr);
+    char text[INET6_ADDRSTRLEN] = {};
+    const auto* sa = reinterpret_cast<const sockaddr*>(&resolved.ai_addr);
+    if (sa->sa_family == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
+    else if (sa->sa_family == AF_INET6)
+      ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
+    return text;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// Whether two process keys (process_key) are on the same host and pid namespace.
+bool same_host(const std::string& a, const std::string& b) {
+  const size_t sa = a.rfind('/'), sb = b.rfind('/');
+  return sa != std::string::npos && sb != std::string::npos && a.substr(0, sa) == b.substr(0, sb);
+}
+
 // Whether the process `key` (from process_key) has exited; false when it runs elsewhere or is alive.
 bool has_exited(const std::string& key, const std::string& mine) {
-  size_t slash = key.rfind('/');
-  if (slash == std::string::npos || key.substr(0, slash) != mine.substr(0, mine.rfind('/'))) return false;
-  std::ifstream stat("/proc/" + key.substr(slash + 1) + "/stat");
+  if (!same_host(key, mine)) return false;
+  std::ifstream stat("/proc/" + key.substr(key.rfind('/') + 1) + "/stat");
   if (!stat) return true;
   std::string line;
   std::getline(stat, line);
@@ -123,7 +266,11 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
   ignore_sigpipe();
   impl_->store_spec = options.store();
   open_store(*impl_, options.store());
-  impl_->store = std::make_unique<gloo::rendezvous::PrefixStore>("cohort/" + options.run_id(), *impl_->base);
+  RendezvousStore::Check check;
+  if (impl_->file) check = [f = impl_->file](const std::vector<std::string>& keys) { return f->check(keys); };
+  else check = [r = impl_->redis](const std::vector<std::string>& keys) { return r->check(keys); };
+  impl_->store =
+      std::make_unique<RendezvousStore>(*impl_->base, std::move(check), "cohort/" + options.run_id(), timeout());
 
   gloo::transport::tcp::attr attr;
   if (!options.iface().empty()) attr.iface = options.iface();
@@ -137,41 +284,51 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
   }
 
   const int me = rank(), n = world_size();
+  auto proc_key = [](int r) { return "proc/" + std::to_string(r); };
+  impl_->peers.assign(n, Peer{});
+  impl_->peers[me] = Peer{process_key(), host_name(), listen_address(attr)};
   try {
+    if (n > 1) impl_->store->set(proc_key(me), impl_->peers[me].bytes());
     impl_->context = std::make_shared<gloo::rendezvous::Context>(me, n);
     impl_->context->setTimeout(timeout());
     impl_->context->connectFullMesh(*impl_->store, impl_->device);
-    // Each rank's process, so that a failure can name a rank that died (on this host).
-    impl_->processes.assign(n, "");
-    impl_->processes[me] = process_key();
-    if (n > 1) {
-      impl_->store->set("proc/" + std::to_string(me), {impl_->processes[me].begin(), impl_->processes[me].end()});
-      for (int r = 0; r < n; ++r) {
-        if (r == me) continue;
-        impl_->store->wait({"proc/" + std::to_string(r)}, timeout());
-        auto bytes = impl_->store->get("proc/" + std::to_string(r));
-        impl_->processes[r].assign(bytes.begin(), bytes.end());
-      }
-    }
-    // Everyone has read everyone's keys: a file store's directory can be emptied for the next run.
+    for (int r = 0; r < n; ++r)
+      if (r != me) impl_->peers[r] = Peer::parse(impl_->store->get(proc_key(r)));
+    // Everyone has read everyone's keys: they can be deleted for the next run.
     run_barrier(timeout());
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
     std::string what = e.what();
-    std::string hint = what.find("File already exists") != std::string::npos
-                           ? "; hint: an earlier run with this store and run id did not finish its rendezvous: "
-                             "remove its files, or use another run id (COHORT_RUN_ID) or store"
-                           : "; hint: start all " + std::to_string(n) + " ranks with the same store and run id";
-    throw CommError(detail::str("ProcessGroupGloo: rendezvous of rank ", me, " of ", n, " through ", options.store(),
-                                " (run id \"", options.run_id(), "\") failed within ", timeout().count(), " ms: ", what,
-                                hint));
+    std::vector<int> missing;
+    for (int r = 0; r < n; ++r)
+      if (r != me && !impl_->store->surely_has(proc_key(r))) missing.push_back(r);
+    std::string absent;
+    for (size_t i = 0; i < missing.size() && i < 16; ++i) absent += (i ? ", " : "") + std::to_string(missing[i]);
+    if (missing.size() > 16) absent += ", ... (" + std::to_string(missing.size()) + " in all)";
+    std::string hint =
+        what.find("already exists") != std::string::npos || what.find("already set") != std::string::npos
+            ? "; hint: an earlier run with this store and run id did not finish its rendezvous: remove its keys, "
+              "or use another run id (COHORT_RUN_ID) or store"
+        : missing.empty() ? "; hint: start all " + std::to_string(n) + " ranks with the same store and run id"
+                          : "; hint: start every node, with the same store and run id, within the timeout";
+    throw CommError(detail::str(
+        "ProcessGroupGloo: rendezvous of rank ", me, " of ", n, " through ", options.store(), " (run id \"",
+        options.run_id(), "\") failed within ", timeout().count(), " ms: ",
+        missing.empty() ? "" : (missing.size() == 1 ? "rank " : "ranks ") + absent + " never arrived; ", what, hint));
   }
-  if (impl_->file)
-    for (const std::string& path : impl_->file->getAllKeyFilePaths()) std::remove(path.c_str());
+  delete_keys();
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() { shutdown(); }
+
+void ProcessGroupGloo::delete_keys() noexcept {
+  try {
+    if (impl_->file) impl_->file->delete_keys();
+    if (impl_->redis) impl_->redis->delete_keys();
+  } catch (const std::exception&) {  // best effort: a key left behind only makes a retry fail clearly
+  }
+}
 
 void ProcessGroupGloo::run_all_reduce(void* data, int64_t count, DType dtype, ReduceOp op, Timeout timeout) {
   gloo::AllreduceOptions opts(impl_->context);
@@ -214,13 +371,30 @@ void ProcessGroupGloo::run_barrier(Timeout timeout) {
 }
 
 // Gloo's messages name a peer by socket address, which is not reliably the peer's (either side may have
-// connected), so the rank is found by its process instead: on one host, a peer whose process has exited.
+// connected), so a rank on this host is found by its process instead: a peer whose process has exited.
+// A rank on another host is found by the address's IP, which is its host's either way.
 std::string ProcessGroupGloo::describe_failure(const std::string& message) const {
+  const Peer& mine = impl_->peers[rank()];
   std::string dead;
   for (int r = 0; r < world_size(); ++r)
-    if (r != rank() && has_exited(impl_->processes[r], impl_->processes[rank()]))
+    if (r != rank() && has_exited(impl_->peers[r].process, mine.process))
       dead += (dead.empty() ? "" : ", ") + std::to_string(r);
   if (!dead.empty()) return "peer rank " + dead + " exited";
+  static const std::regex kAddress(R"(\[([0-9A-Fa-f:.]+)\]:[0-9]+)");
+  for (std::sregex_iterator m(message.begin(), message.end(), kAddress), end; m != end; ++m) {
+    const std::string ip = (*m)[1];
+    std::string ranks, host;
+    int count = 0;
+    for (int r = 0; r < world_size(); ++r) {
+      const Peer& p = impl_->peers[r];
+      if (r == rank() || p.address != ip || same_host(p.process, mine.process)) continue;
+      ranks += (count++ ? ", " : "") + std::to_string(r);
+      host = p.host;
+    }
+    if (count > 0)
+      return "lost the connection to host " + (host.empty() ? ip : host + " (" + ip + ")") + ", which runs rank" +
+             (count > 1 ? "s " : " ") + ranks;
+  }
   if (message.find("Timed out") != std::string::npos) return "a peer did not answer in time";
   return "";
 }

@@ -1,15 +1,22 @@
 // `cohort launch --nproc-per-node N -- cohort train ...` (Note [Trainer processes]): the metrics and
 // weights of one process on the same batches, with DataParallel inside each process too, resume of a
-// multi-process run, rank 0 alone logging, and a batch that does not divide among the processes.
+// multi-process run, a restart after a rank is killed (--max-restarts), rank 0 alone logging, and a batch
+// that does not divide among the processes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "apps/same_run.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -47,17 +54,7 @@ std::vector<std::string> launched(int processes, std::vector<std::string> comman
 }
 
 
-void expect_same_run(const fs::path& one, const fs::path& many) {
-  cohort::testing::expect_same_metrics(one, many, 2.0 / 512);
-  auto x = cohort::io::load_safetensors(cohort::app::list_checkpoints(one).back());
-  auto y = cohort::io::load_safetensors(cohort::app::list_checkpoints(many).back());
-  for (const auto& item : x) {
-    const std::string& name = item.key();
-    if (name.rfind("model/", 0) != 0) continue;
-    ASSERT_TRUE(y.contains(name)) << name;
-    EXPECT_TRUE(cohort::allclose(item.value(), y[name], 1e-4, 1e-5)) << name;
-  }
-}
+void expect_same_run(const fs::path& one, const fs::path& many) { cohort::testing::expect_same_run(one, many, 512); }
 
 TEST(DistributedTrainer, TwoProcessesGiveTheMetricsAndWeightsOfOne) {
   const fs::path dir = fresh_dir("two"), one = dir / "one", two = dir / "two";
@@ -91,6 +88,60 @@ TEST(DistributedTrainer, AMultiProcessRunResumesFromRankZerosCheckpoint) {
   ASSERT_EQ(second.exit_code, 0) << second.err << second.out;
   EXPECT_THAT(second.err, HasSubstr("[rank 0] cohort: resumed"));
   expect_same_run(whole, split);
+}
+
+// The pid of the process whose environment has RANK=`rank` and whose command line mentions `marker`; -1.
+pid_t find_rank(int rank, const std::string& marker) {
+  auto read = [](const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string var = std::string("RANK=") + std::to_string(rank) + '\0';
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read(entry.path() / "cmdline").find(marker) == std::string::npos) continue;
+    const std::string env = '\0' + read(entry.path() / "environ");
+    if (env.find('\0' + var) != std::string::npos) return std::stoi(name);
+  }
+  return -1;
+}
+
+TEST(DistributedTrainer, ARankKilledMidEpochRestartsTheGroupWhichResumesTheRun) {
+  const fs::path dir = fresh_dir("restart"), whole = dir / "whole", killed = dir / "killed";
+  // 32 steps an epoch, a checkpoint every 4: rank 1 is killed once step 12's is written.
+  const std::vector<std::string> more = {"--limit", "1024", "--epochs", "2", "--checkpoint-every", "4"};
+  Finished uninterrupted = run_process(launched(2, train_flags(whole, more)), dir, "whole");
+  ASSERT_EQ(uninterrupted.exit_code, 0) << uninterrupted.err;
+
+  std::vector<std::string> argv = launched(2, train_flags(killed, more));
+  argv.insert(argv.begin() + 2, {"--max-restarts", "2"});
+  std::atomic<bool> done{false};
+  pid_t victim = -1;
+  std::thread killer([&] {
+    const fs::path step12 = killed / "checkpoints" / "step-00000012.safetensors";
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!done && !fs::exists(step12) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (done || (victim = find_rank(1, killed.string())) < 0) return;
+    ::kill(victim, SIGKILL);
+  });
+  Finished restarted = run_process(argv, dir, "killed");
+  done = true;
+  killer.join();
+  ASSERT_GT(victim, 0) << "rank 1 was not found to be killed\n" << restarted.err;
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err << restarted.out;
+  EXPECT_THAT(restarted.err, HasSubstr("launch: rank 1 failed (was killed by SIGKILL); restarting the group, "
+                                       "attempt 2 of 3 (run id default-restart-1)"));
+  EXPECT_THAT(restarted.err, HasSubstr("[rank 0] cohort: resumed " + (killed / "checkpoints").string()));
+  EXPECT_THAT(restarted.err, Not(HasSubstr("attempt 3 of 3")));
+  // Resumed bit for bit (Note [Exact resume]): the records and weights of the run that was never stopped.
+  EXPECT_EQ(cohort::testing::metrics_of(killed), cohort::testing::metrics_of(whole));
+  auto x = cohort::io::load_safetensors(cohort::app::list_checkpoints(whole).back());
+  auto y = cohort::io::load_safetensors(cohort::app::list_checkpoints(killed).back());
+  for (const auto& item : x)
+    if (item.key().rfind("model/", 0) == 0) EXPECT_TRUE(cohort::equal(item.value(), y[item.key()])) << item.key();
 }
 
 TEST(DistributedTrainer, ABatchThatDoesNotDivideAmongTheProcessesIsAnError) {

@@ -32,6 +32,7 @@ using cohort::app::launch;
 using cohort::app::LaunchOptions;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 using namespace std::string_literals;
 
@@ -312,6 +313,39 @@ TEST(LaunchFailure, ARankIgnoringSigtermIsKilledAfterTheGracePeriod) {
   for (pid_t pid : pids_in(dir)) EXPECT_FALSE(alive(pid));
 }
 
+TEST(LaunchRestarts, AFailedRankRestartsTheGroupUnderANewRunId) {
+  ScopedEnv run_id("COHORT_RUN_ID", "job7");
+  // In the first attempt rank 1 fails while rank 0 sleeps (it is stopped); the second attempt succeeds.
+  LaunchOptions o = shell(2, "if [ $COHORT_RESTART_COUNT = 0 ]; then if [ $RANK = 1 ]; then exit 3; fi; exec sleep 30; "
+                             "fi; echo $COHORT_RESTART_COUNT $TORCHELASTIC_RESTART_COUNT $COHORT_RUN_ID");
+  o.max_restarts = 2;
+  const Launched r = run(o);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(lines_of(r.out), UnorderedElementsAre("[rank 0] 1 1 job7-restart-1", "[rank 1] 1 1 job7-restart-1"));
+  EXPECT_THAT(r.err, HasSubstr("launch: rank 1 failed (exited with code 3); restarting the group, attempt 2 of 3 "
+                               "(run id job7-restart-1)\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("error:")));
+}
+
+TEST(LaunchRestarts, AfterTheLastAttemptTheFailureIsTheLaunchersError) {
+  LaunchOptions o = shell(2, "if [ $RANK = 0 ]; then exit 4; fi; exec sleep 30");
+  o.max_restarts = 2;
+  const Launched r = run(o);
+  EXPECT_EQ(r.code, 4);
+  EXPECT_THAT(r.err, HasSubstr("rank 0 failed (exited with code 4); restarting the group, attempt 2 of 3"));
+  EXPECT_THAT(r.err, HasSubstr("rank 0 failed (exited with code 4); restarting the group, attempt 3 of 3"));
+  EXPECT_THAT(r.err, HasSubstr("error: launch: rank 0 exited with code 4, the first rank to fail (attempt 3 of 3)\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("attempt 4")));
+}
+
+TEST(LaunchRestarts, WithoutMaxRestartsAFailureEndsTheLaunch) {
+  const Launched r = run(shell(1, "echo $COHORT_RESTART_COUNT; exit 5"));
+  EXPECT_EQ(r.code, 5);
+  EXPECT_EQ(r.out, "[rank 0] 0\n");
+  EXPECT_THAT(r.err, Not(HasSubstr("restarting")));
+  EXPECT_THAT(r.err, HasSubstr("error: launch: rank 0 exited with code 5, the first rank to fail\n"));
+}
+
 TEST(LaunchSignals, SigtermToTheLauncherIsForwardedToEveryRankAndItsChildren) {
   const TestDir test_dir("sigterm");
   const fs::path& dir = test_dir.path();
@@ -385,6 +419,9 @@ TEST(LaunchUsage, BadOptionsExitTwoWithAMessage) {
   o = ok;
   o.store = "redis://host";
   expect_usage(o, "--store must be file:/path or redis://host:port, got 'redis://host'");
+  o = ok;
+  o.max_restarts = -1;
+  expect_usage(o, "--max-restarts must be at least 0, got -1");
   o = ok;
   o.command.clear();
   expect_usage(o, "launch: no command to run; hint: cohort launch --nproc-per-node 2 -- <command> [args...]");

@@ -1,7 +1,11 @@
-// In one process: the post-accumulate-grad hook, LocalProcessGroup, DDP on a world of one, and the
-// environment rules of init_process_group.
+// In one process: the post-accumulate-grad hook, LocalProcessGroup, DDP on a world of one, the
+// environment rules of init_process_group, and a Gloo rendezvous that the other ranks never join.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
 
 #include "cohort/cohort.h"
 #include "cohort/distributed/ddp.h"
@@ -150,4 +154,26 @@ TEST(DistributedEnv, GlooRejectsABadStore) {
               HasSubstr("unknown store \"tcp://x:1\""));
   EXPECT_THAT(error_of([] { dist::ProcessGroupGloo pg(dist::ProcessGroupOptions(0, 2).store("redis://nohost")); }),
               HasSubstr("expected a store redis://host:port"));
+}
+
+// Note [Rendezvous] in gloo.cpp: one rank alone waits for the group's timeout, not Gloo's fixed 30 s, and
+// names the ranks that never came. Rank 1 of 3 is the case Gloo bounded by 30 s (it reads rank 0's key
+// with Store::get); rank 0 waits for the others' keys.
+TEST(DistributedRendezvous, ARankAloneFailsAtTheTimeoutNamingTheMissingRanks) {
+  for (int rank : {1, 0}) {
+    char tmpl[] = "/tmp/cohort-rendezvous-test-XXXXXX";
+    const std::string dir = ::mkdtemp(tmpl);
+    const auto start = std::chrono::steady_clock::now();
+    const std::string err = error_of([&] {
+      dist::ProcessGroupGloo pg(dist::ProcessGroupOptions(rank, 3).store("file:" + dir).timeout(
+          std::chrono::milliseconds(300)));
+    });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_THAT(err, HasSubstr("rendezvous of rank " + std::to_string(rank) + " of 3 through file:" + dir));
+    EXPECT_THAT(err, HasSubstr("failed within 300 ms: " + std::string(rank == 1 ? "ranks 0, 2" : "ranks 1, 2") +
+                               " never arrived"));
+    EXPECT_LT(seconds, 5) << err;
+    EXPECT_GE(seconds, 0.3) << err;
+    std::filesystem::remove_all(dir);
+  }
 }

@@ -18,6 +18,7 @@
 #include "app/data_setup.h"
 #include "app/evaluate.h"
 #include "app/launch.h"
+#include "app/ranks.h"
 #include "app/run_checkpoint.h"
 #include "app/trainer.h"
 
@@ -104,6 +105,22 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   return c;
 }
 
+// A restarted attempt of a job under `cohort launch --max-restarts` (restart_count() > 0) continues from
+// the newest checkpoint that the failed attempt left in --out, as if --resume --out had been given; with
+// none yet, it starts the run again. A first attempt never resumes by itself.
+TrainConfig resume_after_restart(const TrainConfig& given) {
+  TrainConfig c = given;
+  const int restarts = restart_count();
+  if (restarts == 0 || !c.resume.empty()) return c;
+  if (list_checkpoints(c.out).empty()) {
+    std::cerr << "cohort: restart " << restarts << " of the job: no checkpoint in " << c.out
+              << " yet, starting the run again\n";
+    return c;
+  }
+  c.resume = c.out;
+  return c;
+}
+
 int run_eval(const std::string& path, const std::string& data_dir, int64_t batch_size, int threads,
              const std::string& json_out) {
   Checkpoint checkpoint = read_checkpoint(path);
@@ -177,7 +194,8 @@ int run_cli(int argc, char** argv) {
   }
   try {
     if (*train_cmd) {
-      TrainConfig run = config.resume.empty() ? config : resolve_resume(*train_cmd, config);
+      const TrainConfig given = resume_after_restart(config);
+      TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
       train(run);
       return 0;
     }

@@ -26,6 +26,17 @@
 // its final state, ended by '\n', is never lost. (cohort's own bar prints plain lines when stderr is not a
 // terminal, as under the launcher.) A rank's stdout and stderr are two pipes, so their relative order is
 // not kept, as with torchrun.
+//
+// Note [Launch: restarts]
+// With --max-restarts N, a job whose rank failed is started again, up to N times, as torchrun does: the
+// failed attempt is stopped as above (every rank reaped), then every rank starts afresh. Each attempt
+// meets under its own run id, "<id>-restart-<k>" for the k-th restart (<id>: COHORT_RUN_ID,
+// TORCHELASTIC_RUN_ID or "default"), so keys a failed attempt left in the store cannot collide with the
+// new one; the nodes of a job count their attempts alike, since a rank that fails makes the ranks of the
+// other nodes fail too (their next collective), and so meet again under the same id. The ranks learn
+// the attempt from COHORT_RESTART_COUNT (and torchrun's TORCHELASTIC_RESTART_COUNT): 0, then 1, 2, ...;
+// `cohort train` resumes from its newest checkpoint when it is above 0. An interrupted launcher and a
+// command that cannot be executed are not restarted.
 #include "app/launch.h"
 
 #include <arpa/inet.h>
@@ -101,6 +112,7 @@ std::string usage_error(const LaunchOptions& o) {
   else if (o.timeout < 0) e << "--timeout must be at least 0 seconds, got " << o.timeout;
   else if (o.threads < 0) e << "--threads must be at least 0 (0: divide the cores), got " << o.threads;
   else if (!(o.grace >= 0)) e << "--grace must be at least 0 seconds, got " << o.grace;
+  else if (o.max_restarts < 0) e << "--max-restarts must be at least 0, got " << o.max_restarts;
   else if (o.command.empty() || o.command[0].empty())
     e << "no command to run; hint: cohort launch --nproc-per-node 2 -- <command> [args...]";
   return e.str().empty() ? "" : "launch: " + e.str();
@@ -237,7 +249,9 @@ struct Rank {
 
 class Job {
  public:
-  Job(const LaunchOptions& o, std::ostream& out, std::ostream& err) : o_(o), out_(out), err_(err) {}
+  // `last`: no restart follows if a rank fails, so the failure is reported as the launch's error.
+  Job(const LaunchOptions& o, std::ostream& out, std::ostream& err, bool last)
+      : o_(o), out_(out), err_(err), last_(last) {}
   ~Job() {
     for (Rank& r : ranks_) {
       if (r.running) {  // only after an internal failure (pipe, fork, poll): leave no orphan behind
@@ -248,6 +262,13 @@ class Job {
       for (int& fd : r.fds)
         if (fd >= 0) ::close(fd);
     }
+  }
+
+  // A rank failed (not the launcher interrupted, not a command that cannot run): "rank R exited with ...".
+  std::string failure() const {
+    return first_failure_ ? "rank " + std::to_string(first_failure_->global) + " failed (" +
+                                describe(first_failure_->status) + ")"
+                          : "";
   }
 
   int run(const std::string& path, const std::vector<std::pair<std::string, std::string>>& vars) {
@@ -410,8 +431,10 @@ class Job {
   int report() {
     if (first_failure_) {
       const Rank& f = *first_failure_;
+      if (!last_) return exit_code_of(f.status);  // launch() says that it restarts
       err_ << "error: launch: rank " << f.global << " " << describe(f.status) << ", the first rank to fail";
       for (const Rank* r : also_failed_) err_ << "; rank " << r->global << " also " << describe(r->status);
+      if (o_.max_restarts > 0) err_ << " (attempt " << o_.max_restarts + 1 << " of " << o_.max_restarts + 1 << ")";
       err_ << "\n";
       return exit_code_of(f.status);
     }
@@ -425,6 +448,7 @@ class Job {
   const LaunchOptions& o_;
   std::ostream& out_;
   std::ostream& err_;
+  const bool last_;
   std::vector<Rank> ranks_;
   bool stopping_ = false, killed_ = false;
   int stop_signal_ = 0, interrupted_by_ = 0;
@@ -473,11 +497,28 @@ int launch(const LaunchOptions& o, std::ostream& out, std::ostream& err) {
   if (std::atoi(threads.c_str()) * o.nproc_per_node > core_count())
     err << "launch: warning: " << o.nproc_per_node << " ranks with OMP_NUM_THREADS=" << threads
         << " need more than the " << core_count() << " cores; ranks will compete for cores\n";
-  try {
-    return Job(o, out, err).run(path, vars);
-  } catch (const std::runtime_error& e) {  // a pipe, fork or poll failure: the machine, not the user
-    err << "error: " << e.what() << "\n";
-    return 1;
+  // Note [Launch: restarts]
+  std::string run_id = "default";
+  for (const char* name : {"TORCHELASTIC_RUN_ID", "COHORT_RUN_ID"})
+    if (const char* id = std::getenv(name); id && *id) run_id = id;
+  for (int attempt = 0;; ++attempt) {
+    auto attempt_vars = vars;
+    attempt_vars.emplace_back("COHORT_RESTART_COUNT", std::to_string(attempt));
+    attempt_vars.emplace_back("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt));
+    if (attempt > 0) attempt_vars.emplace_back("COHORT_RUN_ID", run_id + "-restart-" + std::to_string(attempt));
+    std::string failure;
+    int code = 0;
+    try {
+      Job job(o, out, err, attempt == o.max_restarts);
+      code = job.run(path, attempt_vars);
+      failure = job.failure();
+    } catch (const std::runtime_error& e) {  // a pipe, fork or poll failure: the machine, not the user
+      err << "error: " << e.what() << "\n";
+      return 1;
+    }
+    if (failure.empty() || attempt == o.max_restarts) return code;
+    err << "launch: " << failure << "; restarting the group, attempt " << attempt + 2 << " of " << o.max_restarts + 1
+        << " (run id " << run_id << "-restart-" << attempt + 1 << ")\n";
   }
 }
 
@@ -496,6 +537,10 @@ CLI::App* add_launch_command(CLI::App& app, LaunchOptions& o) {
   cmd->add_option("--threads", o.threads,
                   "OMP_NUM_THREADS of each rank (default: OMP_NUM_THREADS if set, else cores / nproc-per-node)");
   cmd->add_option("--grace", o.grace, "Seconds between SIGTERM and SIGKILL when stopping ranks")
+      ->capture_default_str();
+  cmd->add_option("--max-restarts", o.max_restarts,
+                  "When a rank fails, stop the group and start it again, up to this many times (cohort train "
+                  "then resumes from its newest checkpoint)")
       ->capture_default_str();
   cmd->add_option("command", o.command, "The program to run and its arguments, after --");
   cmd->footer("Example: cohort launch --nproc-per-node 2 -- build/ddp_train --epochs 3");

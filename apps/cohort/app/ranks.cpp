@@ -24,14 +24,34 @@ int env_int(const char* name, int fallback) {
   return static_cast<int>(n);
 }
 
+// $COHORT_TIMEOUT (cohort launch --timeout): seconds, a fraction allowed, as milliseconds.
+std::chrono::milliseconds env_timeout() {
+  const char* v = std::getenv("COHORT_TIMEOUT");
+  if (!v || !*v) return std::chrono::minutes(5);
+  char* end = nullptr;
+  const double seconds = std::strtod(v, &end);
+  COHORT_CHECK(*end == '\0' && seconds >= 0.001 && seconds <= 1e7, "cohort train: $COHORT_TIMEOUT must be a number of "
+               "seconds from 0.001 to 1e7, got \"", v, "\"");
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+}
+
 }  // namespace
 
 Ranks Ranks::from_environment() {
   Ranks r;
-  // $COHORT_TIMEOUT (cohort launch --timeout): seconds to wait for the other ranks and for each collective.
-  const auto timeout = std::chrono::seconds(env_int("COHORT_TIMEOUT", 300));
-  if (env_int("WORLD_SIZE", 1) > 1) r.group_ = distributed::init_process_group(timeout);
+  // $COHORT_TIMEOUT: how long to wait for the other ranks and for each collective.
+  if (env_int("WORLD_SIZE", 1) > 1) r.group_ = distributed::init_process_group(env_timeout());
   return r;
+}
+
+int restart_count() {
+  const char* v = std::getenv("COHORT_RESTART_COUNT");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  COHORT_CHECK(*end == '\0' && n >= 0 && n <= 1 << 20,
+               "cohort train: $COHORT_RESTART_COUNT must be a count from 0, got \"", v, "\"");
+  return static_cast<int>(n);
 }
 
 void Ranks::sum(std::vector<double>& values) const {

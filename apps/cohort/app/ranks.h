@@ -14,7 +14,7 @@ class Ranks {
  public:
   // Joins the run's process group when the environment says there are several processes
   // (distributed::init_process_group reads RANK, WORLD_SIZE, MASTER_ADDR/PORT or COHORT_STORE), with
-  // $COHORT_TIMEOUT seconds (default 300) for the rendezvous and every collective.
+  // $COHORT_TIMEOUT seconds (default 300; fractions allowed) for the rendezvous and every collective.
   static Ranks from_environment();
 
   int rank() const { return group_ ? group_->rank() : 0; }
@@ -30,6 +30,10 @@ class Ranks {
  private:
   std::shared_ptr<distributed::ProcessGroup> group_;
 };
+
+// Which attempt of the job this process belongs to under `cohort launch --max-restarts`:
+// $COHORT_RESTART_COUNT, 0 for the first (and without the launcher), 1 after the first restart, ...
+int restart_count();
 
 // The intra-op threads of one process: --threads when given, else $OMP_NUM_THREADS when set (cohort
 // launch divides the cores among the local processes), else the cores divided by the processes of

@@ -7,15 +7,17 @@
 //   "file:/path"         a directory every rank can read and write (one host, or a shared file system);
 //                        created if missing; each rank deletes its keys once all have connected, so the
 //                        directory can be reused by the next run
-//   "redis://host:port"  a Redis server every rank can reach
+//   "redis://host:port"  a Redis server every rank can reach; its keys are deleted too once all have connected
 // Keys live under "cohort/<run_id>/", so runs with different ids can share a store.
 //
-// Construction is collective: it returns once every rank has connected, or throws CommError naming the
-// store and the timeout. Each collective has the same timeout unless given its own. A rank that dies is
-// noticed at once by the ranks that talk to it (TCP closes its sockets); on one host the error names it
-// ("peer rank r exited"; Gloo's own message names only a socket address). A rank that stops answering is
-// reported when the timeout expires ("a peer did not answer in time"). The process ignores SIGPIPE from then on (a write to
-// a dead peer must be an error, not the end of the process), unless the program installed a handler.
+// Construction is collective: it returns once every rank has connected, or throws CommError after the
+// timeout naming the store and the ranks that never arrived. Each collective has the same timeout unless
+// given its own. A rank that dies is noticed at once by the ranks that talk to it (TCP closes its
+// sockets); the error names it, on one host by its process ("peer rank r exited"), on another by its
+// host ("lost the connection to host h (ip), which runs rank r"; Gloo's own message names only a
+// socket). A rank that stops answering is reported when the timeout expires ("a peer did not answer in
+// time"). The process ignores SIGPIPE from then on (a write to a dead peer must be an error, not the end
+// of the process), unless the program installed a handler.
 #pragma once
 
 #include <memory>
@@ -70,6 +72,7 @@ class ProcessGroupGloo : public ProcessGroup {
   std::string describe_failure(const std::string& backend_message) const override;
 
  private:
+  void delete_keys() noexcept;  // the rendezvous keys this rank wrote
   std::unique_ptr<Impl> impl_;
 };
 
