@@ -15,7 +15,9 @@
 // on every rank alike (not a hang) unless find_unused_parameters; otherwise the sum divided by
 // world_size becomes .grad() (PyTorch's rule: a rank without a gradient contributes zero), and a
 // parameter no rank used keeps its .grad(). The flags cost world_size-independent bytes and no extra
-// collective.
+// collective. So do reduce_with_gradients' values: the last bucket, launched last, has room for them
+// after its flags (grown on first use, identically on every rank), and finalize() reads their sums and
+// zeroes the room, so a backward without values adds zeros.
 #include "cohort/distributed/reducer.h"
 
 #include <mutex>
@@ -58,6 +60,9 @@ struct Reducer::State {
   bool started = false;   // this backward's first hook ran (finalize is queued)
   std::vector<bool> ready;
   size_t next_launch = 0;
+  int64_t extras = 0;           // room for values in the last bucket, after its flags
+  int64_t passed = 0;           // values passed for the next synced backward
+  std::vector<double> reduced;  // the last synced backward's sums of those values
 };
 
 namespace {
@@ -148,6 +153,28 @@ Reducer::~Reducer() {
 
 const std::vector<BucketInfo>& Reducer::buckets() const { return state_->info; }
 
+void Reducer::reduce_with_gradients(const std::vector<double>& values) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> l(s.mutex);
+  COHORT_CHECK(!s.buckets.empty(), "DistributedDataParallel: reduce_with_gradients needs a parameter that requires "
+               "grad, and the module has none");
+  COHORT_CHECK(!s.started, "DistributedDataParallel: reduce_with_gradients was called while a backward is reducing; "
+               "hint: call it between forward and backward");
+  Bucket& last = s.buckets.back();
+  const int64_t start = last.numel + static_cast<int64_t>(last.params.size());
+  const int64_t n = static_cast<int64_t>(values.size());
+  if (n > s.extras) {
+    Tensor grown = zeros({start + n}, TensorOptions(last.flat.dtype()));
+    grown.narrow(0, 0, start).copy_(last.flat.narrow(0, 0, start));
+    last.flat = grown;
+    s.extras = n;
+  }
+  if (n > 0) last.flat.narrow(0, start, n).copy_(tensor(values, TensorOptions(kFloat64)));
+  s.passed = n;
+}
+
+const std::vector<double>& Reducer::reduced_values() const { return state_->reduced; }
+
 void Reducer::before_forward() {
   if (options_.broadcast_buffers() && !state_->buffers.empty() && module_->is_training() && GradMode::is_enabled())
     group_->broadcast(state_->buffers, 0);
@@ -233,6 +260,18 @@ void Reducer::finalize() {
                "DistributedDataParallelOptions().find_unused_parameters(true)");
 
   NoGradGuard no_grad;
+  if (s.extras > 0) {
+    Bucket& last = s.buckets.back();
+    Tensor room = last.flat.narrow(0, last.numel + static_cast<int64_t>(last.params.size()), s.extras);
+    Tensor sums = room.to(kFloat64).contiguous();
+    s.reduced.assign(sums.data_ptr<double>(), sums.data_ptr<double>() + s.passed);
+    s.passed = 0;
+    room.zero_();
+  }
+  {
+    std::lock_guard<std::mutex> l(s.mutex);
+    s.started = false;  // values for the next backward may be passed from here on
+  }
   for (size_t i = 0; i < s.buckets.size(); ++i) {
     Bucket& b = s.buckets[i];
     Tensor grads = b.flat.narrow(0, 0, b.numel);

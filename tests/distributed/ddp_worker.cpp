@@ -255,6 +255,32 @@ void no_sync(dist::ProcessGroup& pg) {
   }
 }
 
+// Values summed with the gradients: no all-reduce of their own, the sums on every rank after backward,
+// zeros from a backward that passes none, and values that grow in number.
+void values_with_gradients(dist::ProcessGroup& pg) {
+  auto net = make_mlp(7);
+  dist::DistributedDataParallel<Mlp> ddp(net, dist::default_group(), {});
+  const int n = pg.world_size(), r = pg.rank();
+  int reductions = 0;
+  pg.set_trace([&](const dist::TraceEvent& e) { reductions += e.start && e.op == "all_reduce"; });
+  Batch b = batch(1, pg);
+  Tensor loss = nn::functional::mse_loss(ddp(b.xs), b.ys);
+  ddp.reducer().reduce_with_gradients({1.0 + r, 0.25 * r, 1000.0});
+  loss.backward();
+  pg.set_trace(nullptr);
+  WCHECK(reductions == 1, reductions, " all-reduces for one backward with values");
+  const std::vector<double> sums = ddp.reducer().reduced_values();
+  WCHECK(sums.size() == 3, sums.size(), " sums");
+  WCHECK(sums[0] == n + n * (n - 1) / 2.0 && sums[1] == 0.125 * n * (n - 1) && sums[2] == 1000.0 * n, "sums ",
+         sums[0], ", ", sums[1], ", ", sums[2]);
+  for (const auto& p : net->named_parameters()) WCHECK(same_on_all_ranks(pg, p.value().grad()), p.key());
+  nn::functional::mse_loss(ddp(b.xs), b.ys).backward();  // passes none: the room adds zeros
+  ddp.reducer().reduce_with_gradients({1, 2, 3, 4, 5});
+  nn::functional::mse_loss(ddp(b.xs), b.ys).backward();
+  WCHECK(ddp.reducer().reduced_values() == std::vector<double>({1.0 * n, 2.0 * n, 3.0 * n, 4.0 * n, 5.0 * n}),
+         "five values after three");
+}
+
 struct Heads : nn::Module {
   Heads() {
     register_module("a", a);
@@ -386,6 +412,7 @@ int main(int argc, char** argv) {
       {"ddp_train_dp", ddp_train_dp},
       {"overlap", overlap},
       {"no_sync", no_sync},
+      {"values_with_gradients", values_with_gradients},
       {"unused", [](dist::ProcessGroup& pg) { unused(pg, false); }},
       {"unused_allowed", [](dist::ProcessGroup& pg) { unused(pg, true); }},
       {"killed", killed},

@@ -37,6 +37,11 @@ TEST_P(DistributedRanks, NoSyncAccumulatesLocallyThenReducesTheSum) {
   EXPECT_TRUE(run.all_ok()) << run.report();
 }
 
+TEST_P(DistributedRanks, ValuesRideInTheGradientAllReduce) {
+  auto run = run_ranks(GetParam(), "values_with_gradients");
+  EXPECT_TRUE(run.all_ok()) << run.report();
+}
+
 TEST_P(DistributedRanks, ParametersUsedOnSomeRanksOnlyAreAnErrorOnEveryRank) {
   const int n = GetParam();
   auto run = run_ranks(n, "unused");

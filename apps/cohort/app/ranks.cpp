@@ -54,14 +54,6 @@ int restart_count() {
   return static_cast<int>(n);
 }
 
-void Ranks::sum(std::vector<double>& values) const {
-  if (!group_ || values.empty()) return;
-  Tensor t = tensor(values, TensorOptions(kFloat64));
-  group_->all_reduce({t});
-  const double* p = t.data_ptr<double>();
-  values.assign(p, p + values.size());
-}
-
 void Ranks::barrier() const {
   if (group_) group_->barrier();
 }

@@ -1,6 +1,6 @@
 // The processes of a training run: one, unless started with WORLD_SIZE > 1 (by `cohort launch` or
-// torchrun), and then a Gloo process group over which the trainer averages gradients
-// (DistributedDataParallel), sums its metrics and lets rank 0 alone write files.
+// torchrun), and then a Gloo process group over which the trainer averages gradients and sums its
+// metrics (DistributedDataParallel) and lets rank 0 alone write files.
 #pragma once
 
 #include <memory>
@@ -22,8 +22,6 @@ class Ranks {
   bool leader() const { return rank() == 0; }
   const std::shared_ptr<distributed::ProcessGroup>& group() const { return group_; }
 
-  // Sums `values` over the processes, in place (a no-op for one process).
-  void sum(std::vector<double>& values) const;
   // Returns when every process has called it.
   void barrier() const;
 

@@ -13,8 +13,10 @@
 // samples through a DistributedSampler (rank r gets positions r, r + W, ... of the epoch's shuffled
 // order, so the W shares of batch k are exactly the samples one process would put in batch k), and
 // DistributedDataParallel averages the gradients. The loss, accuracy counts and sample counts are
-// summed over the processes at every step, so every rank sees the loss of the whole batch (and a NaN
-// stops all of them at the same step, before any update) and the metrics equal one process's. Rank 0
+// summed over the processes at every step, inside the gradients' all-reduce (a collective of their
+// own cost as much as the gradients' for a small model), so every rank sees the loss of the whole
+// batch after backward (and a NaN stops all of them at the same step, before any update) and the
+// metrics equal one process's. Rank 0
 // alone writes metrics, checkpoints (the others wait at a barrier), samples and the report; every
 // rank evaluates the whole test set, so all of them hold the same numbers.
 #include "app/trainer.h"
@@ -61,13 +63,14 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
   std::vector<double> sums{loss.item<double>() * static_cast<double>(batch.size()),
                            static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>()),
                            static_cast<double>(batch.size())};
-  run.ranks.sum(sums);
+  if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
+  run.optimizer->zero_grad();
+  loss.backward();
+  if (run.call.reducer) sums = run.call.reducer->reduced_values();
   const double loss_value = sums[0] / sums[2];
   COHORT_CHECK(std::isfinite(loss_value), "cohort train: the loss is ", loss_value, " at step ", run.progress.step + 1,
                " (epoch ", epoch + 1, ", batch ", run.loader.state().batch, "); training stopped. The last good "
                "checkpoint is in ", (run.out / "checkpoints").string(), "; hint: lower --lr");
-  run.optimizer->zero_grad();
-  loss.backward();
   run.optimizer->step();
   if (run.schedule.per_step) run.schedule.scheduler->step();
   return sums;

@@ -59,10 +59,12 @@ ModelCall wrap_model(const std::shared_ptr<models::Model>& model, const std::str
           call.parallel, ranks.group());
       call.forward = [ddp](const Tensor& x) { return ddp->forward(x); };
       call.distributed = ddp;
+      call.reducer = &ddp->reducer();
     } else {
       auto ddp = std::make_shared<distributed::DistributedDataParallel<models::Model>>(model, ranks.group());
       call.forward = [ddp](const Tensor& x) { return ddp->forward(x); };
       call.distributed = ddp;
+      call.reducer = &ddp->reducer();
     }
   }
   return call;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cohort/data/dataloader.h"
+#include "cohort/distributed/reducer.h"
 #include "cohort/models/model.h"
 #include "cohort/nn/module.h"
 #include "cohort/optim/optimizer.h"
@@ -31,6 +32,7 @@ struct ModelCall {
   std::shared_ptr<nn::DataParallel<models::Model>> parallel;  // null on one device
   std::function<Tensor(const Tensor&)> forward;
   std::shared_ptr<nn::Module> distributed;                    // null in one process
+  distributed::Reducer* reducer = nullptr;                    // distributed's, null in one process
 };
 
 struct TrainingRun {

@@ -68,6 +68,8 @@ class DistributedDataParallel : public nn::Module {
   const std::shared_ptr<M>& module() const { return module_; }
   const std::shared_ptr<ProcessGroup>& process_group() const { return reducer_.process_group(); }
   const std::vector<BucketInfo>& buckets() const { return reducer_.buckets(); }
+  // Sums values over the ranks in the next backward's gradient all-reduce (Reducer::reduce_with_gradients).
+  Reducer& reducer() { return reducer_; }
 
   void train(bool on = true) override { Module::train(on); module_->train(on); }
   void to(Device d, bool non_blocking = false) override { module_->to(d, non_blocking); }
