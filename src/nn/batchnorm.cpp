@@ -9,6 +9,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/nn/init.h"
 #include "cohort/ops/creation.h"
+#include "cohort/ops/normalization.h"
 
 namespace cohort::nn {
 
@@ -60,15 +61,26 @@ void BatchNormImplBase<D, Derived>::reset_parameters() {
 }
 
 template <size_t D, class Derived>
-Tensor BatchNormImplBase<D, Derived>::forward(const Tensor& input) {
+void BatchNormImplBase<D, Derived>::check_input(const Tensor& input) const {
   if (D == 1) {
     COHORT_CHECK(input.dim() == 2 || input.dim() == 3, "BatchNorm1d: expected a 2-d [N, C] or 3-d [N, C, L] input, "
                                                        "got input of shape ", input.sizes());
   } else {
     COHORT_CHECK(input.dim() == 4, "BatchNorm2d: expected a 4-d input [N, C, H, W], got input of shape ", input.sizes());
   }
+}
+
+template <size_t D, class Derived>
+Tensor BatchNormImplBase<D, Derived>::forward(const Tensor& input) {
+  check_input(input);
+  if (this->is_training() && training_forward) return training_forward(input);
+  return std::get<0>(forward_with_stats(input));
+}
+
+template <size_t D, class Derived>
+std::tuple<Tensor, Tensor, Tensor> BatchNormImplBase<D, Derived>::forward_with_stats(const Tensor& input) {
+  check_input(input);
   const bool training = this->is_training();
-  if (training && training_forward) return training_forward(input);
   std::optional<double> factor = options.momentum();
   if (training && options.track_running_stats()) {
     NoGradGuard no_grad;
@@ -79,9 +91,9 @@ Tensor BatchNormImplBase<D, Derived>::forward(const Tensor& input) {
   // in training only.
   const bool use_running = !training && options.track_running_stats();
   const bool update_running = training && options.track_running_stats();
-  return functional::batch_norm(input, use_running || update_running ? running_mean : Tensor(),
-                                use_running || update_running ? running_var : Tensor(), weight, bias, !use_running,
-                                factor.value_or(0.0), options.eps());
+  return batch_norm_with_stats(input, weight, bias, use_running || update_running ? running_mean : Tensor(),
+                               use_running || update_running ? running_var : Tensor(), !use_running,
+                               factor.value_or(0.0), options.eps());
 }
 
 template <size_t D, class Derived>

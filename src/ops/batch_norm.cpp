@@ -55,8 +55,9 @@ std::vector<Tensor> batch_norm_backward_composed(const Tensor& g, const Tensor& 
 
 }  // namespace
 
-Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
-                  const Tensor& running_var, bool training, double momentum, double eps) {
+std::tuple<Tensor, Tensor, Tensor> batch_norm_with_stats(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                                         const Tensor& running_mean, const Tensor& running_var,
+                                                         bool training, double momentum, double eps) {
   detail::check_defined("batch_norm", input);
   COHORT_CHECK(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 dims, got input of shape ",
                input.sizes());
@@ -88,7 +89,12 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   }
   const bool x_grad = input.requires_grad(), w_grad = weight.defined() && weight.requires_grad(),
              b_grad = bias.defined() && bias.requires_grad();
-  return autograd::record("NativeBatchNormBackward0", out, {input, weight, bias},
+  Tensor var;
+  {
+    NoGradGuard no_grad;
+    var = invstd.pow(-2.0).sub_(eps);  // exact to float64 rounding: the kernel's invstd is 1 / sqrt(var + eps)
+  }
+  Tensor y = autograd::record("NativeBatchNormBackward0", out, {input, weight, bias},
                           [=, sx = SavedTensor(input), sw = SavedTensor(weight)](const Tensor& g) {
     const Tensor x = sx.unpack(), w = sw.unpack();
     if (GradMode::is_enabled())  // create_graph
@@ -99,6 +105,12 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
     kernel::batch_norm_backward(dx, dw, db, g, x, w, mean, invstd, training);
     return std::vector<Tensor>{dx, dw, db};
   });
+  return {y, mean, var};
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum, double eps) {
+  return std::get<0>(batch_norm_with_stats(input, weight, bias, running_mean, running_var, training, momentum, eps));
 }
 
 std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input) {

@@ -4,17 +4,19 @@
 // Replicas update their own buffers (Note [Replica synchronisation]); after a training forward the
 // module must hold what single-device training on the whole batch would. PyTorch keeps the first
 // device's updates (BufferRule::kFirstReplica): its batch-norm running statistics then come from
-// a part of the batch. The default, kExact, recomputes them for the whole batch. A pre-hook on each
-// replica's batch-norm layer records, per channel, the count c_r, mean m_r and sum of squared
-// deviations M2_r of the input it normalised (in float64). Chan's merge gives the whole batch's
+// a part of the batch. The default, kExact, recomputes them for the whole batch. Each replica's
+// batch-norm layer normalises through its training_forward, which records, per channel, the count
+// c_r, mean m_r and sum of squared deviations M2_r of the input it normalised (float64: the
+// statistics the kernel computes anyway, batch_norm_with_stats, so no extra pass over the input).
+// Chan's merge gives the whole batch's
 // mean m = sum c_r m_r / c and M2 = sum M2_r + c_r (m_r - m)^2, and the module's running statistics
 // are updated once from their values before the call, as BatchNorm's forward does:
 // running = (1 - f) running + f stat, with stat = m and M2 / (c - 1) (unbiased), f = momentum or
 // 1 / num_batches_tracked, and num_batches_tracked + 1. Equal to one device up to float rounding.
-// The hook runs when the layer is called through its holder (bn(x), Sequential: every built-in
-// model does); a layer called as bn->forward(x) falls back to the chunk-weighted mean of the
-// replicas' running statistics: exact for running_mean, without the between-chunk term for
-// running_var. Other buffers follow kFirstReplica. Evaluation changes no buffer.
+// Running statistics that moved some other way (F::batch_norm called on the layer's buffers) fall
+// back to the chunk-weighted mean of the replicas' running statistics: exact for running_mean,
+// without the between-chunk term for running_var. Other buffers follow kFirstReplica. Evaluation
+// changes no buffer.
 //
 // Note [Sync batch norm]
 // With DataParallelOptions::sync_batch_norm, each replica's batch-norm layer normalises, in
@@ -25,7 +27,7 @@
 // then sums them all on its own device with differentiable copies (to(device)), so backward carries
 // every replica's share of the statistics' gradient to every other replica, as one device's batch
 // norm would. Every replica updates its running statistics with the same whole-batch values, so
-// the first replica's are the module's (exact without the record_batch_stats pass).
+// the first replica's are the module's.
 // No error waits for a timeout: DataParallel tells SyncBn when each replica's forward ends
 // (SyncBn::end), and a replica waiting for one that ended without reaching the layer fails at once,
 // saying whether that replica threw (its own error is listed beside) or returned without calling it.
@@ -39,7 +41,6 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
-#include "cohort/nn/functional/batchnorm.h"
 #include "cohort/ops/normalization.h"
 #include "cohort/ops/reduction.h"
 
@@ -180,17 +181,18 @@ bool merge_batch_norm(BnLayer& layer, const std::vector<size_t>& which, const Pl
 }
 
 void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stats) {
-  replica_layer.register_forward_pre_hook([stats](nn::Module& m, const std::vector<Tensor>& in) {
-    BnView v = bn_view(m);
-    if (!m.is_training() || !v.options->track_running_stats() || in.empty() || in[0].dim() < 2) return;
-    const Tensor& x = in[0];
-    if (x.numel() == 0) return;  // the layer's own forward reports it
-    auto [mean, var] = batch_norm_stats(x);
-    stats->count = static_cast<double>(x.numel() / x.size(1));
-    stats->mean = mean;
-    stats->m2 = var * stats->count;
-    stats->filled = true;
-  });
+  *bn_view(replica_layer).training_forward = [&replica_layer, stats](const Tensor& x) {
+    auto [y, mean, var] = dynamic_cast<nn::BatchNorm1dImpl*>(&replica_layer)
+                              ? static_cast<nn::BatchNorm1dImpl&>(replica_layer).forward_with_stats(x)
+                              : static_cast<nn::BatchNorm2dImpl&>(replica_layer).forward_with_stats(x);
+    if (bn_view(replica_layer).options->track_running_stats()) {
+      stats->count = static_cast<double>(x.numel() / x.size(1));
+      stats->mean = mean;
+      stats->m2 = var * stats->count;
+      stats->filled = true;
+    }
+    return y;
+  };
 }
 
 void SyncBn::reset(size_t replicas, const std::vector<size_t>& in_call) {

@@ -16,7 +16,7 @@
 
 namespace cohort::parallel::detail {
 
-// What a replica's pre-hook records of the input its batch-norm layer normalised (float64).
+// What a replica's batch-norm layer records of the input it normalised (float64).
 struct BnStats {
   bool filled = false;
   double count = 0;
@@ -36,12 +36,12 @@ BnView bn_view(nn::Module& m);
 struct BnLayer {
   std::shared_ptr<nn::Module> master;
   std::vector<std::shared_ptr<nn::Module>> replicas;  // per replica
-  std::vector<std::shared_ptr<BnStats>> stats;        // per replica, written by its hook
+  std::vector<std::shared_ptr<BnStats>> stats;        // per replica, written by its layer
   std::vector<uint32_t> versions;  // replicas' num_batches_tracked, before the call (the kernel's
                                    // running-statistics update does not bump their versions)
 };
 
-// Registers the pre-hook that fills `stats` on a replica's batch-norm layer.
+// Makes a replica's batch-norm layer fill `stats` whenever it normalises in training.
 void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stats);
 
 // Note [Replica buffers]: the exact update of one batch-norm layer; false when it did not run.

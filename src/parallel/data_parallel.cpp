@@ -78,7 +78,7 @@ void DataParallelCore::set_replicas(std::vector<std::shared_ptr<nn::Module>> rep
     BnLayer layer{master_modules[k], {}, {}, {}};
     for (auto& mods : replica_modules) {
       auto stats = std::make_shared<BnStats>();
-      if (state_->options.buffers() == BufferRule::kExact) record_batch_stats(*mods[k], stats);  // costs a pass
+      if (state_->options.buffers() == BufferRule::kExact) record_batch_stats(*mods[k], stats);
       layer.replicas.push_back(mods[k]);
       layer.stats.push_back(stats);
     }

@@ -1,5 +1,5 @@
-// batch_norm_stats: per-channel mean and biased variance in float64, on float32/float64 and strided
-// inputs far from zero. batch_norm's values, strided inputs and gradients are in the op table
+// batch_norm_stats and batch_norm_with_stats: per-channel mean and biased variance in float64, on
+// float32/float64 and strided inputs far from zero. batch_norm's values, strided inputs and gradients are in the op table
 // (tests/ops/op_table_nn_test.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,6 +49,33 @@ TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
                         "shape [3]"));
   EXPECT_THAT(error_of([] { batch_norm_stats(ones({2, 3}, kInt64)); }),
               HasSubstr("expected a floating-point input (float32 or float64), got int64"));
+}
+
+// batch_norm_with_stats returns batch_norm's output and the statistics it normalised with: the
+// batch's in training (the same as batch_norm_stats, and what the running statistics moved by), the
+// running ones in evaluation.
+TEST(BatchNormWithStats, OutputOfBatchNormAndItsStatistics) {
+  manual_seed(23);
+  for (DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(::testing::Message() << dtype);
+    Tensor x = randn({4, 3, 5}, dtype) * 2 + 10, w = randn({3}, dtype), b = randn({3}, dtype);
+    Tensor rm = zeros({3}, dtype), rv = ones({3}, dtype), rm2 = rm.clone(), rv2 = rv.clone();
+    auto [y, mean, var] = batch_norm_with_stats(x, w, b, rm, rv, true, 0.5, 1e-5);
+    EXPECT_EQ(max_diff(y, batch_norm(x, w, b, rm2, rv2, true, 0.5, 1e-5)), 0.0);
+    EXPECT_EQ(max_diff(rm, rm2), 0.0);
+    auto [mean_ref, var_ref] = batch_norm_stats(x);
+    const bool f32 = dtype == kFloat32;
+    EXPECT_LT(max_diff(mean, mean_ref), f32 ? 1e-5 : 1e-12);
+    EXPECT_LT(max_diff(var, var_ref), f32 ? 1e-5 : 1e-11);
+    EXPECT_EQ(mean.dtype(), kFloat64);
+    EXPECT_FALSE(mean.requires_grad() || var.requires_grad());
+    // running = 0.5 running + 0.5 batch, with the unbiased batch variance (20 values per channel).
+    EXPECT_LT(max_diff(rm, mean * 0.5), f32 ? 1e-5 : 1e-12);
+    EXPECT_LT(max_diff(rv, var * (20.0 / 19.0) * 0.5 + 0.5), f32 ? 1e-5 : 1e-11);
+    auto [y_eval, mean_eval, var_eval] = batch_norm_with_stats(x, w, b, rm, rv, false, 0.5, 1e-5);
+    EXPECT_LT(max_diff(mean_eval, rm), 1e-12);
+    EXPECT_LT(max_diff(var_eval, rv), f32 ? 1e-6 : 1e-11);
+  }
 }
 
 }  // namespace

@@ -366,6 +366,28 @@ TEST_F(DataParallel, BatchNormRunningStatisticsEqualOneDevice) {
   }
 }
 
+// A layer called as bn->forward(x) (no holder, so no hooks) records its statistics too: the
+// between-chunk part of the variance is there (10 on 3 devices, chunks of different means).
+struct DirectBn : nn::Cloneable<DirectBn> {
+  DirectBn() { reset(); }
+  void reset() override { bn = register_module("bn", nn::BatchNorm1d(4)); }
+  Tensor forward(const Tensor& x) { return bn->forward(x); }
+  nn::BatchNorm1d bn{nullptr};
+};
+
+TEST_F(DataParallel, BatchNormCalledDirectlyKeepsExactRunningStatistics) {
+  manual_seed(5);
+  auto net = std::make_shared<DirectBn>();
+  auto single = std::dynamic_pointer_cast<DirectBn>(net->clone());
+  nn::DataParallel<DirectBn> dp(net, first(3));
+  Tensor x = randn({10, 4}) + arange(10).to(kFloat32).unsqueeze(1);  // each chunk its own mean
+  dp.forward(x);
+  single->forward(x);
+  EXPECT_TRUE(allclose(net->bn->running_mean, single->bn->running_mean, 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(net->bn->running_var, single->bn->running_var, 1e-5, 1e-6))
+      << net->bn->running_var << single->bn->running_var;
+}
+
 TEST_F(DataParallel, TrainingEqualsOneDeviceLenet) {
   expect_same_training([] { manual_seed(5); return models::create("lenet"); }, {7, 3, 32, 32}, 10);
 }

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <optional>
+#include <tuple>
 
 #include "cohort/nn/functional/batchnorm.h"
 #include "cohort/nn/module_holder.h"
@@ -51,6 +52,9 @@ class BatchNormImplBase : public Cloneable<Derived> {
   void reset_running_stats();
   void reset_parameters();
   Tensor forward(const Tensor& input);
+  // Not in libtorch: forward (without training_forward) and the per-channel mean and biased
+  // variance it normalised with, float64 (cohort::batch_norm_with_stats).
+  std::tuple<Tensor, Tensor, Tensor> forward_with_stats(const Tensor& input);
   void pretty_print(std::ostream& os) const override;
 
   BatchNormOptions options;
@@ -58,8 +62,12 @@ class BatchNormImplBase : public Cloneable<Derived> {
   Tensor running_mean, running_var, num_batches_tracked;  // undefined without track_running_stats
   // Not in libtorch: when set, a training forward returns training_forward(input) (after the rank
   // check) in place of normalising with the input's own statistics and updating the running ones.
-  // DataParallel's sync batch norm sets it on its replicas (Note [Sync batch norm]).
+  // DataParallel sets it on its replicas: to record the statistics of each replica's input for exact
+// running statistics (Note [Replica buffers]), or for sync batch norm (Note [Sync batch norm]).
   std::function<Tensor(const Tensor& input)> training_forward;
+
+ private:
+  void check_input(const Tensor& input) const;
 };
 
 class BatchNorm1dImpl : public BatchNormImplBase<1, BatchNorm1dImpl> {

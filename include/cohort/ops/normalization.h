@@ -13,6 +13,7 @@
 // evaluation, training with one value per channel; TypeError for non-floating or mixed dtypes.
 #pragma once
 
+#include <tuple>
 #include <utility>
 
 #include "cohort/core/tensor.h"
@@ -22,10 +23,17 @@ namespace cohort {
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps);
 
+// batch_norm, and the statistics it normalised with: the mean and the biased variance per channel,
+// float64 [C] without autograd (in training the batch's, as running statistics are updated with; in
+// evaluation the running ones). What DataParallel merges into exact running statistics at no extra
+// pass over the input. (ATen's native_batch_norm returns the inverse standard deviation instead.)
+std::tuple<Tensor, Tensor, Tensor> batch_norm_with_stats(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                                         const Tensor& running_mean, const Tensor& running_var,
+                                                         bool training, double momentum, double eps);
+
 // The statistics a training batch_norm normalises with: per channel of input [N, C, ...], the mean
-// and the biased variance over every other dim, float64 [C] each, without autograd (what DataParallel
-// merges into exact running statistics). PyTorch's torch.batch_norm_stats returns the inverse
-// standard deviation instead.
+// and the biased variance over every other dim, float64 [C] each, without autograd, computed
+// without normalising. PyTorch's torch.batch_norm_stats returns the inverse standard deviation instead.
 std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input);
 
 }  // namespace cohort
