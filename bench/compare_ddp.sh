@@ -6,8 +6,8 @@
 #   cmake -S . -B /tmp/build-ddpbench -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_BENCH=ON -DCOHORT_BUILD_TESTS=OFF \
 #         -DCOHORT_BUILD_EXAMPLES=OFF -DCOHORT_BUILD_APPS=OFF
 #   cmake --build /tmp/build-ddpbench -j2 --target ddp_bench
-#   bench/compare_ddp.sh [build-dir=/tmp/build-ddpbench] [models="blitz-cnn resnet18"] [batches="64 256"]
-# Steps per measurement (median after warm-up): blitz CNN 12 after 2; ResNet-18 3 after 1.
+#   bench/compare_ddp.sh [build-dir=/tmp/build-ddpbench] [models="blitz-cnn resnet18 lenet"] [batches="64 256"]
+# Steps per measurement (median after warm-up): blitz CNN 12 after 2; ResNet-18 3 after 1; LeNet 200 after 20.
 set -euo pipefail
 build="${1:-/tmp/build-ddpbench}"
 models="${2:-blitz-cnn resnet18}"
@@ -43,6 +43,7 @@ for model in $models; do
   for batch in $batches; do
     reps=12 warmup=2
     [ "$model" = resnet18 ] && reps=3 warmup=1
+    [ "$model" = lenet ] && reps=200 warmup=20
     c21=$(two_ranks "$bin" "$model" "$batch" 1 "$reps" "$warmup" | ips)
     c12=$("$bin" "$model" "$batch" 2 "$reps" "$warmup" | ips)
     c11=$("$bin" "$model" "$batch" 1 "$reps" "$warmup" | ips)

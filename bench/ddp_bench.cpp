@@ -1,7 +1,7 @@
 // Training throughput (images/s of forward, cross-entropy, backward and an SGD step) of a zoo model on
 // random 3x32x32 images, with DistributedDataParallel when started as several ranks, else one process:
-//   RANK=r WORLD_SIZE=n COHORT_STORE=file:/tmp/x ddp_bench <blitz-cnn|resnet18> <global batch> <threads> [reps] [warmup]
-//   ddp_bench <blitz-cnn|resnet18> <global batch> <threads> [reps=10] [warmup=2]
+//   RANK=r WORLD_SIZE=n COHORT_STORE=file:/tmp/x ddp_bench <blitz-cnn|resnet18|lenet> <global batch> <threads> [reps] [warmup]
+//   ddp_bench <blitz-cnn|resnet18|lenet> <global batch> <threads> [reps=10] [warmup=2]
 // Each rank trains on global batch / n images per step; rank 0 prints the median step time of `reps`
 // steps after `warmup`, and global images/s from it. bench/compare_ddp.sh runs it next to PyTorch's DDP
 // (bench/ddp_torch.py).
@@ -24,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: ddp_bench <blitz-cnn|resnet18> <global batch> <threads> [reps=10] [warmup=2]\n");
+    std::fprintf(stderr, "usage: ddp_bench <blitz-cnn|resnet18|lenet> <global batch> <threads> [reps=10] [warmup=2]\n");
     return 2;
   }
   const std::string arch = argv[1];
@@ -39,14 +39,16 @@ int main(int argc, char** argv) {
   std::shared_ptr<dist::ProcessGroup> pg = distributed ? dist::init_process_group() : nullptr;
   const int rank = pg ? pg->rank() : 0, world = pg ? pg->world_size() : 1;
   manual_seed(0);
-  std::shared_ptr<models::Model> net = models::create(arch);
+  const bool mnist = arch == "lenet";  // 1x28x28 images, as the main job's Fashion-MNIST
+  std::shared_ptr<models::Model> net =
+      models::create(arch, mnist ? models::ModelOptions().in_channels(1).image_size(28) : models::ModelOptions());
   net->train();
   std::shared_ptr<dist::DistributedDataParallel<models::Model>> ddp;
   if (pg) ddp = std::make_shared<dist::DistributedDataParallel<models::Model>>(net, pg);
   optim::SGD optimizer(net->parameters(), optim::SGDOptions(0.01).momentum(0.9));
   const int64_t batch = global_batch / world;
   manual_seed(1 + rank);
-  Tensor images = randn({batch, 3, 32, 32});
+  Tensor images = mnist ? randn({batch, 1, 28, 28}) : randn({batch, 3, 32, 32});
   Tensor labels = randint(0, 10, {batch});
 
   std::vector<double> steps;
