@@ -30,6 +30,7 @@
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/reduction_mode.h"
 #include "cohort/ops/shape.h"
+#include "cohort/ops/sorting.h"
 
 // autograd: the backward engine, grad mode, graph nodes, recording an op's backward
 #include "cohort/autograd/engine.h"

@@ -8,6 +8,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "cohort/ops/sorting.h"
 
 namespace cohort {
 
@@ -139,5 +140,13 @@ bool Tensor::equal(const Tensor& o) const { return cohort::equal(*this, o); }
 Tensor Tensor::matmul(const Tensor& o) const { return cohort::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return cohort::mm(*this, o); }
 Tensor Tensor::bmm(const Tensor& o) const { return cohort::bmm(*this, o); }
+Tensor Tensor::tril(int64_t d) const { return cohort::tril(*this, d); }
+Tensor Tensor::triu(int64_t d) const { return cohort::triu(*this, d); }
+Tensor Tensor::cumsum(int64_t d, std::optional<DType> t) const { return cohort::cumsum(*this, d, t); }
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool desc) const { return cohort::sort(*this, d, desc); }
+Tensor Tensor::argsort(int64_t d, bool desc) const { return cohort::argsort(*this, d, desc); }
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool largest, bool sorted) const {
+  return cohort::topk(*this, k, d, largest, sorted);
+}
 
 }  // namespace cohort

@@ -119,7 +119,7 @@ class RendezvousStore : public gloo::rendezvous::Store {
     for (const std::string& key : keys) full.push_back(prefix_ + key);
     return check_(full);
   }
-  // Like has, but false when the store cannot be asked (for an error message).
+  // Like has, but true when the store cannot be asked: an error message names only keys surely missing.
   bool surely_has(const std::string& key) const noexcept {
     try {
       return has({key});

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
@@ -123,6 +124,37 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
   if (beta.to_double() == 0) return prod;
   return beta.to_double() == 1 ? prod + input : prod + input * beta;
 }
+
+Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
+               const Scalar& alpha) {
+  detail::check_defined("baddbmm", input, "input");
+  Tensor prod = bmm(batch1, batch2);
+  COHORT_CHECK(input.dim() <= 3, "baddbmm: expected an input that broadcasts to ", prod.sizes(), ", got input of shape ",
+               input.sizes());
+  for (int64_t d = 1; d <= input.dim(); ++d)
+    COHORT_CHECK(input.size(-d) == 1 || input.size(-d) == prod.size(-d), "baddbmm: expected an input that broadcasts to ",
+                 prod.sizes(), ", got input of shape ", input.sizes());
+  if (alpha.to_double() != 1) prod = prod * alpha;
+  if (beta.to_double() == 0) return prod;
+  return beta.to_double() == 1 ? prod + input : prod + input * beta;
+}
+
+namespace {
+
+// tril and triu: x where the element's (col - row) is on the kept side of `diagonal`, else 0.
+Tensor triangle(const char* op, const Tensor& x, int64_t diagonal, bool lower) {
+  detail::check_defined(op, x);
+  COHORT_CHECK(x.dim() >= 2, op, ": expected a tensor of at least 2 dims [..., m, n], got shape ", x.sizes());
+  const TensorOptions index = TensorOptions(kInt64).device(x.device());
+  const Tensor offset = arange(x.size(-1), index).unsqueeze(0) - arange(x.size(-2), index).unsqueeze(1);
+  const Tensor keep = lower ? offset.le(diagonal) : offset.ge(diagonal);
+  return where(keep, x, detail::scalar_to_tensor(0, x.dtype(), x.device()));
+}
+
+}  // namespace
+
+Tensor tril(const Tensor& x, int64_t diagonal) { return triangle("tril", x, diagonal, true); }
+Tensor triu(const Tensor& x, int64_t diagonal) { return triangle("triu", x, diagonal, false); }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
   COHORT_CHECK(a.dim() == 1 && b.dim() == 1, "dot: expected 1-d tensors, got ", a.sizes(), " and ", b.sizes());

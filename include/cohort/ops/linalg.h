@@ -14,8 +14,19 @@ Tensor bmm(const Tensor& a, const Tensor& b);  // [b, n, k] x [b, k, m] -> [b, n
 Tensor matmul(const Tensor& a, const Tensor& b);
 // beta * input + alpha * (a x b); input broadcasts to [n, m].
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta = 1, const Scalar& alpha = 1);
+// beta * input + alpha * bmm(batch1, batch2); input broadcasts to [b, n, m]. With beta 0, input is
+// not read (NaN in it does not propagate), as in PyTorch.
+Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
+
+// The lower (tril) or upper (triu) triangle of the matrices in the last two dims of x [..., m, n]:
+// elements with col - row <= diagonal (tril) or >= diagonal (triu) are kept, the others are 0
+// (even where x is NaN). diagonal 0 is the main diagonal, 1 the one above it, -1 the one below.
+// Throws for an x of fewer than 2 dims. Differentiable (any order).
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
 
 // Einstein summation over one or two operands: "bgi,gio->bgo", "gik,gkj->gij", "ij->ji",
 // "...ij,...jk->...ik". Letters in the inputs but not in the output are summed; without "->" the

@@ -47,6 +47,11 @@ Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::n
 Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim = false);
 
+// The running sums along dim: out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...]. Integer and
+// bool inputs give int64 (PyTorch's rule) unless dtype says otherwise; x is converted to dtype first.
+// Floating sums accumulate in double. A 0-d x is a lane of one. Differentiable (any order).
+Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+
 // Sums `grad` down to `sizes` (undoing a broadcast): used by every broadcasting op's backward.
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 
