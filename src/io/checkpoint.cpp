@@ -95,7 +95,7 @@ void save_checkpoint(const std::filesystem::path& path, const nn::Module& module
     all[kOptimizerKey] = optimizer->name();
     all[kScalarsKey] = encode_scalars(state.scalars);
   }
-  save_safetensors(path, tensors, all);
+  save_safetensors(path, tensors, all, /*checksum=*/true);
 }
 
 Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& module, optim::Optimizer* optimizer) {
@@ -121,6 +121,7 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& module, 
   if (optimizer) optimizer->load_state_dict(state);
   metadata.erase(kOptimizerKey);
   metadata.erase(kScalarsKey);
+  metadata.erase(kChecksumKey);
   return metadata;
 }
 

@@ -14,7 +14,8 @@ namespace cohort::io::detail {
 // reader sees the old file or the new one, never a torn one, even across a power cut. Any failure
 // before the rename (an unwritable directory, a full disk, an exception while producing the bytes)
 // removes the temp file and throws, leaving the old file untouched; a crash leaves at most a stray
-// temp file, which the next save from a process with the same pid overwrites. Two threads of one
+// temp file, which the next save from a process with the same pid overwrites (the trainer deletes
+// those of processes that are gone: remove_dead_temp_files in apps/cohort/app/run_dir.h). Two threads of one
 // process saving to the same path at once share the temp name: don't.
 class AtomicWriter {
  public:

@@ -54,10 +54,11 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // A run short enough to be killed many times: 16 steps in 2 epochs, a checkpoint after every step.
+// --overwrite: a run killed before its first checkpoint is started again over what it left.
 std::vector<std::string> train_flags(const fs::path& out) {
   return {"train", "--dataset", "synthetic", "--limit", "256", "--batch-size", "32", "--model", "lenet",
           "--epochs", "2", "--lr", "0.05", "--workers", "1", "--threads", "1", "--log-every", "1",
-          "--checkpoint-every", "1", "--no-progress", "--out", out.string()};
+          "--checkpoint-every", "1", "--no-progress", "--overwrite", "--out", out.string()};
 }
 
 // The thread count is not part of a run's recipe; a resume matches the run bit for bit with the same.

@@ -54,6 +54,11 @@ std::vector<std::string> launched(int processes, std::vector<std::string> comman
 }
 
 
+std::vector<std::string> with(std::vector<std::string> flags, const std::vector<std::string>& more) {
+  flags.insert(flags.end(), more.begin(), more.end());
+  return flags;
+}
+
 void expect_same_run(const fs::path& one, const fs::path& many) { cohort::testing::expect_same_run(one, many, 512); }
 
 TEST(DistributedTrainer, TwoProcessesGiveTheMetricsAndWeightsOfOne) {
@@ -114,8 +119,12 @@ TEST(DistributedTrainer, ARankKilledMidEpochRestartsTheGroupWhichResumesTheRun) 
   const std::vector<std::string> more = {"--limit", "1024", "--epochs", "2", "--checkpoint-every", "4"};
   Finished uninterrupted = run_process(launched(2, train_flags(whole, more)), dir, "whole");
   ASSERT_EQ(uninterrupted.exit_code, 0) << uninterrupted.err;
+  // An older run in the directory, which the job replaces with --overwrite: the restarted attempt must
+  // resume the job's own run, and not wipe it again.
+  Finished old = run_process(train_flags(killed, {"--epochs", "1", "--lr", "0.1"}), dir, "old");
+  ASSERT_EQ(old.exit_code, 0) << old.err;
 
-  std::vector<std::string> argv = launched(2, train_flags(killed, more));
+  std::vector<std::string> argv = launched(2, train_flags(killed, with(more, {"--overwrite"})));
   argv.insert(argv.begin() + 2, {"--max-restarts", "2"});
   std::atomic<bool> done{false};
   pid_t victim = -1;
@@ -142,6 +151,21 @@ TEST(DistributedTrainer, ARankKilledMidEpochRestartsTheGroupWhichResumesTheRun) 
   auto y = cohort::io::load_safetensors(cohort::app::list_checkpoints(killed).back());
   for (const auto& item : x)
     if (item.key().rfind("model/", 0) == 0) EXPECT_TRUE(cohort::equal(item.value(), y[item.key()])) << item.key();
+}
+
+TEST(DistributedTrainer, ARefusedFirstAttemptIsNotRestartedIntoTheOldRun) {
+  const fs::path dir = fresh_dir("refused"), old = dir / "old";
+  ASSERT_EQ(run_process(train_flags(old, {"--epochs", "1"}), dir, "old").exit_code, 0);
+  const auto checkpoints = cohort::app::list_checkpoints(old);
+  std::vector<std::string> argv = launched(2, train_flags(old, {"--epochs", "2", "--lr", "0.1"}));
+  argv.insert(argv.begin() + 2, {"--max-restarts", "1"});
+  Finished again = run_process(argv, dir, "again");
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.err, HasSubstr("[rank 0] error: cohort train: the output directory " + old.string() + " is not empty"));
+  EXPECT_THAT(again.err, HasSubstr("attempt 2 of 2"));
+  EXPECT_THAT(again.err, Not(HasSubstr("cohort: resumed")));
+  EXPECT_EQ(cohort::app::list_checkpoints(old), checkpoints);
+  EXPECT_EQ(cohort::app::read_checkpoint(old).config.lr, 0.05);
 }
 
 TEST(DistributedTrainer, ABatchThatDoesNotDivideAmongTheProcessesIsAnError) {

@@ -33,7 +33,7 @@ struct EditedCheckpoint {
 
   fs::path write(const std::function<void(nlohmann::json&)>& edit) {
     fs::remove_all(dir);
-    const fs::path path = app::save_run_checkpoint(dir, app::TrainConfig(), {}, *model, optimizer, nullptr);
+    const fs::path path = app::save_run_checkpoint(dir, "fuzz-run", app::TrainConfig(), {}, *model, optimizer, nullptr);
     nlohmann::json run = nlohmann::json::parse(io::load_safetensors_metadata(path).at("cohort.run"));
     edit(run);
     io::save_checkpoint(path, *model, &optimizer, {{"cohort.run", run.dump()}});

@@ -4,13 +4,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
+#include "cohort/autograd/grad_mode.h"
 #include "cohort/core/generator.h"
+#include "cohort/io/checkpoint.h"
+#include "cohort/io/safetensors.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/optim/sgd.h"
@@ -38,7 +43,7 @@ struct ScratchRun {
     p.step = step;
     p.loader = {step / 10, step % 10};
     p.loss_sum = 0.1 * static_cast<double>(step);
-    return app::save_run_checkpoint(dir, config, p, *model, optimizer, nullptr);
+    return app::save_run_checkpoint(dir, "test-run", config, p, *model, optimizer, nullptr);
   }
 };
 
@@ -118,4 +123,43 @@ TEST(RunCheckpoint, ErrorsNameTheFile) {
   auto lenet = models::create("lenet", models::ModelOptions().in_channels(1).image_size(28));
   EXPECT_THAT(cohort::testing::error_of([&] { app::restore_checkpoint(app::read_checkpoint(run.dir), *lenet, nullptr, nullptr); }),
               HasSubstr("load_state_dict"));
+}
+
+TEST(RunCheckpoint, ASaveRemovesOnlyTheTempFilesOfDeadProcesses) {
+  ScratchRun run("temps");
+  run.save(1);
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  // Another process's save in progress (its pid is alive: our parent's) and one a killed process left.
+  const fs::path live_tmp = run.dir / "checkpoints" / ("step-00000002.safetensors.tmp." + std::to_string(::getppid()));
+  const fs::path dead_tmp = run.dir / "checkpoints" / ("step-00000002.safetensors.tmp." + std::to_string(dead));
+  std::ofstream(live_tmp) << "being written";
+  std::ofstream(dead_tmp) << "torn";
+  run.save(3);
+  EXPECT_TRUE(fs::exists(live_tmp)) << "a live process's temp file was deleted (its rename would fail)";
+  EXPECT_FALSE(fs::exists(dead_tmp));
+}
+
+TEST(RunCheckpoint, WeightsThatAreNotFiniteAreNeitherWrittenNorLoaded) {
+  ScratchRun run("not-finite");
+  const fs::path good = run.save(1);
+  auto weight = run.model->named_parameters().begin()->value();
+  const std::string name = run.model->named_parameters().begin()->key();
+  {
+    NoGradGuard no_grad;
+    weight.view({-1}).narrow(0, 3, 1).fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  // Before writing: an error naming the tensor and the step, and no file.
+  const std::string error = cohort::testing::error_of([&] { run.save(2); });
+  EXPECT_THAT(error, HasSubstr("'" + name + "' holds nan (element 3) after step 2"));
+  EXPECT_THAT(error, HasSubstr("training stopped without writing step-00000002.safetensors"));
+  EXPECT_EQ(app::list_checkpoints(run.dir).size(), 1u);
+  // On load: a checkpoint holding one (written behind the trainer's back) names the file and the tensor.
+  io::save_checkpoint(good, *run.model, &run.optimizer,
+                      {{"cohort.run", io::load_safetensors_metadata(good).at("cohort.run")}});
+  const std::string load_error = cohort::testing::error_of([&] { app::read_checkpoint(good); });
+  EXPECT_THAT(load_error, HasSubstr(good.string()));
+  EXPECT_THAT(load_error, HasSubstr("tensor 'model/" + name + "' holds nan"));
+  EXPECT_THAT(cohort::testing::error_of([&] { app::read_checkpoint(run.dir); }), HasSubstr("no intact checkpoint"));
 }

@@ -116,7 +116,7 @@ TEST(Trainer, BadFlagsAreClearErrors) {
   fs::create_directories(out / "empty-run");
   auto empty = run_cohort({"train", "--resume", (out / "empty-run").string()});
   EXPECT_THAT(empty.second, HasSubstr("no checkpoint in"));
-  auto missing = run_cohort(with(base_flags(out), {"--dataset", "mnist", "--data-dir", "/nonexistent/mnist"}));
+  auto missing = run_cohort(with(base_flags(out / "mnist"), {"--dataset", "mnist", "--data-dir", "/nonexistent/mnist"}));
   EXPECT_THAT(missing.second, HasSubstr("the MNIST directory /nonexistent/mnist does not exist"));
 }
 
@@ -136,6 +136,15 @@ TEST(Trainer, DivergingLossStopsWithTheStepAndKeepsTheLastCheckpoint) {
   EXPECT_THAT(err, HasSubstr("training stopped"));
   // Whatever was checkpointed before the failure still loads.
   for (const auto& path : cohort::app::list_checkpoints(out)) EXPECT_NO_THROW(cohort::app::read_checkpoint(path));
+}
+
+TEST(Trainer, AWeightThatIsNotFiniteStopsTrainingBeforeItIsCheckpointed) {
+  const fs::path out = fresh_dir("inf-weights");
+  // The first step's loss is finite, its update is not: the weights hold infinities or NaN after it.
+  auto [code, err] = run_cohort(with(base_flags(out), {"--lr", "1e300", "--epochs", "1", "--checkpoint-every", "1"}));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("after step 1; training stopped without writing step-00000001.safetensors"));
+  EXPECT_TRUE(cohort::app::list_checkpoints(out).empty());
 }
 
 TEST(Trainer, EvalPrintsAccuracyPerClassAndConfusion) {

@@ -111,3 +111,24 @@ TEST_F(Checkpoint, OptimizerLoadErrors) {
 }
 
 }  // namespace
+
+TEST_F(Checkpoint, AFlippedBitInTheTensorBytesIsReportedAsCorrupt) {
+  auto net = std::make_shared<Net>();
+  const fs::path path = this->path("ckpt.safetensors");
+  io::save_checkpoint(path, *net, nullptr, {{"step", "1"}});
+  EXPECT_EQ(io::load_safetensors_metadata(path).at(io::kChecksumKey).size(), 8u);
+  std::string bytes = read_bytes(path);
+  bytes[bytes.size() - 5] ^= 0x04;  // inside the last tensor's bytes: a value that still looks plausible
+  write_bytes(path, bytes);
+  auto other = std::make_shared<Net>();
+  const std::string error = error_of([&] { io::load_checkpoint(path, *other, nullptr); });
+  EXPECT_THAT(error, HasSubstr(path.string()));
+  EXPECT_THAT(error, HasSubstr("corrupt"));
+  EXPECT_THAT(error_of([&] { io::load_safetensors(path); }), HasSubstr("corrupt"));
+}
+
+TEST_F(Checkpoint, FilesWithoutAChecksumStillLoad) {
+  // Written by Python's safetensors (tests/fixtures/io): no checksum in their metadata.
+  EXPECT_EQ(io::load_safetensors_metadata(io_fixture("reference.safetensors")).count(io::kChecksumKey), 0u);
+  EXPECT_NO_THROW(io::load_safetensors(io_fixture("reference.safetensors")));
+}

@@ -20,6 +20,7 @@
 #include "app/launch.h"
 #include "app/ranks.h"
 #include "app/run_checkpoint.h"
+#include "app/run_dir.h"
 #include "app/trainer.h"
 
 namespace cohort::app {
@@ -55,8 +56,11 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--out", c.out, "Directory for metrics.jsonl, checkpoints/, report.html, samples.png")
       ->capture_default_str();
   cmd.add_option("--resume", c.resume,
-                 "Continue the run in this directory from its newest checkpoint, with its settings "
-                 "(--epochs may be raised)");
+                 "Continue the run in this directory from its newest intact checkpoint (or from this checkpoint "
+                 "file in its checkpoints/), with its settings (--epochs may be raised)");
+  cmd.add_flag("--overwrite", c.overwrite,
+               "Start a new run in a non-empty --out: first delete the files a run writes there (metrics.jsonl, "
+               "checkpoints/, report.html, samples.png, eval.json, run.json); other files stay");
   cmd.add_option("--checkpoint-every", c.checkpoint_every,
                  "Also checkpoint every N steps (0: only at the end of each epoch)")
       ->capture_default_str();
@@ -71,10 +75,11 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
 // fast it runs may be given again; any other flag given with a different value is an error, since
 // the resumed run would no longer be the run that was started.
 TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
-  Checkpoint checkpoint = read_checkpoint(given.resume);
+  const std::filesystem::path run_dir = run_dir_of(given.resume);
+  Checkpoint checkpoint = read_checkpoint(given.resume, leader_by_environment() || given.log_all_ranks);
   TrainConfig c = checkpoint.config;
-  c.resume = given.resume;
-  c.out = given.resume;
+  c.resume = checkpoint.path.string();  // the one chosen here, so that every later read is of the same file
+  c.out = run_dir.string();
   const nlohmann::json saved = to_json(c), asked = to_json(given);
   for (const CLI::Option* opt : cmd.get_options()) {
     if (opt->count() == 0) continue;
@@ -85,8 +90,8 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
         key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help")
       continue;
     if (key == "out") {
-      COHORT_CHECK(std::filesystem::path(given.out) == std::filesystem::path(given.resume),
-                   "cohort train: --resume continues in ", given.resume, "; --out ", given.out,
+      COHORT_CHECK(std::filesystem::path(given.out).lexically_normal() == run_dir.lexically_normal(),
+                   "cohort train: --resume continues in ", run_dir.string(), "; --out ", given.out,
                    " must be left out (or equal it)");
       continue;
     }
@@ -105,18 +110,29 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   return c;
 }
 
-// A restarted attempt of a job under `cohort launch --max-restarts` (restart_count() > 0) continues from
-// the newest checkpoint that the failed attempt left in --out, as if --resume --out had been given; with
-// none yet, it starts the run again. A first attempt never resumes by itself.
+// A restarted attempt of a job under `cohort launch --max-restarts` (restart_count() > 0) continues the
+// run that an earlier attempt of the same launch started in --out (run.json's job is $COHORT_JOB_ID;
+// Note [Run directories] in run_dir.h): from its newest checkpoint, as if --resume --out had been given,
+// or, with none yet, from the start again, replacing that attempt's files. A run that another launch
+// left there is not this job's: the attempt is treated as a first one (refused unless --overwrite), so a
+// first attempt that was refused never turns into a resume of the old run. Without $COHORT_JOB_ID (a
+// launcher other than cohort's), the run in --out is taken to be this job's. A first attempt never
+// resumes by itself.
 TrainConfig resume_after_restart(const TrainConfig& given) {
   TrainConfig c = given;
   const int restarts = restart_count();
   if (restarts == 0 || !c.resume.empty()) return c;
+  const std::optional<RunIdentity> identity = read_run_identity(c.out);
+  const std::string job = job_id();
+  if (!identity || (!job.empty() && identity->job != job)) return c;
   if (list_checkpoints(c.out).empty()) {
-    std::cerr << "cohort: restart " << restarts << " of the job: no checkpoint in " << c.out
-              << " yet, starting the run again\n";
+    if (leader_by_environment())
+      std::cerr << "cohort: restart " << restarts << " of the job: no checkpoint in " << c.out
+                << " yet, starting the run again\n";
+    c.overwrite = true;  // what the earlier attempt wrote
     return c;
   }
+  c.overwrite = false;  // the run goes on: nothing of it is deleted
   c.resume = c.out;
   return c;
 }
@@ -194,6 +210,8 @@ int run_cli(int argc, char** argv) {
   }
   try {
     if (*train_cmd) {
+      COHORT_CHECK(!(config.overwrite && !config.resume.empty()), "cohort train: --overwrite starts a new run and ",
+                   "--resume continues one; give one of them");
       const TrainConfig given = resume_after_restart(config);
       TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
       train(run);

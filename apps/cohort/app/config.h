@@ -29,7 +29,8 @@ struct TrainConfig {
   int workers = 2;                         // DataLoader threads
   int64_t limit = 0;                       // > 0: only the first `limit` train and test examples
   std::string out = "runs/latest";
-  std::string resume;                      // a run directory to continue
+  std::string resume;                      // a run directory or checkpoint file to continue
+  bool overwrite = false;                  // a new run may replace the run files in a non-empty --out
   int64_t checkpoint_every = 0;            // steps; 0: at the end of each epoch
   int64_t keep_checkpoints = 3;
   int64_t log_every = 50;                  // steps between "step" records in metrics.jsonl

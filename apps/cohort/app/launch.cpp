@@ -35,8 +35,11 @@
 // new one; the nodes of a job count their attempts alike, since a rank that fails makes the ranks of the
 // other nodes fail too (their next collective), and so meet again under the same id. The ranks learn
 // the attempt from COHORT_RESTART_COUNT (and torchrun's TORCHELASTIC_RESTART_COUNT): 0, then 1, 2, ...;
-// `cohort train` resumes from its newest checkpoint when it is above 0. An interrupted launcher and a
-// command that cannot be executed are not restarted.
+// `cohort train` resumes from its newest checkpoint when it is above 0, if that run was started by this
+// launch: COHORT_JOB_ID, the same in every attempt and rank, says which launch a run belongs to (Note
+// [Run directories] in run_dir.h). It is passed through when set; else on one node it is random, and on
+// several it is made of what every node is given alike (run id, master address and port, store). An
+// interrupted launcher and a command that cannot be executed are not restarted.
 #include "app/launch.h"
 
 #include <arpa/inet.h>
@@ -65,6 +68,7 @@
 
 #include "app/launch_output.h"
 #include "app/launch_signals.h"
+#include "app/run_dir.h"
 
 extern char** environ;
 
@@ -501,6 +505,11 @@ int launch(const LaunchOptions& o, std::ostream& out, std::ostream& err) {
   std::string run_id = "default";
   for (const char* name : {"TORCHELASTIC_RUN_ID", "COHORT_RUN_ID"})
     if (const char* id = std::getenv(name); id && *id) run_id = id;
+  std::string job;
+  if (const char* given = std::getenv("COHORT_JOB_ID"); given && *given) job = given;
+  else if (o.nnodes > 1) job = run_id + "@" + o.master_addr + ":" + std::to_string(port) + " " + store;
+  else job = new_run_id();
+  vars.emplace_back("COHORT_JOB_ID", job);
   for (int attempt = 0;; ++attempt) {
     auto attempt_vars = vars;
     attempt_vars.emplace_back("COHORT_RESTART_COUNT", std::to_string(attempt));

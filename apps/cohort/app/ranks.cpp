@@ -44,6 +44,11 @@ Ranks Ranks::from_environment() {
   return r;
 }
 
+bool leader_by_environment() {
+  const char* v = std::getenv("RANK");
+  return !v || !*v || std::string(v) == "0";
+}
+
 int restart_count() {
   const char* v = std::getenv("COHORT_RESTART_COUNT");
   if (!v || !*v) return 0;

@@ -29,6 +29,9 @@ class Ranks {
   std::shared_ptr<distributed::ProcessGroup> group_;
 };
 
+// Whether this process is rank 0 (or the only one), from $RANK, before any process group is joined.
+bool leader_by_environment();
+
 // Which attempt of the job this process belongs to under `cohort launch --max-restarts`:
 // $COHORT_RESTART_COUNT, 0 for the first (and without the launcher), 1 after the first restart, ...
 int restart_count();

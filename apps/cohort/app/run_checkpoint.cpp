@@ -2,13 +2,17 @@
 #include "app/run_checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/safetensors.h"
+
+#include "app/run_dir.h"
 
 namespace cohort::app {
 
@@ -37,17 +41,115 @@ int64_t step_of(const fs::path& file) {
   return std::stoll(digits);
 }
 
+// The first element of `t` (a contiguous CPU tensor) that is a NaN or an infinity: its index and
+// value, or nullopt.
+std::optional<std::pair<int64_t, double>> first_non_finite(const Tensor& t) {
+  const int64_t n = t.numel();
+  if (t.dtype() == kFloat32) {
+    const float* p = t.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return std::make_pair(i, static_cast<double>(p[i]));
+  } else if (t.dtype() == kFloat64) {
+    const double* p = t.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return std::make_pair(i, p[i]);
+  }
+  return std::nullopt;
+}
+
+std::string checkpoint_name(int64_t step) {
+  char name[48];
+  std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(step));
+  return name;
+}
+
+// A checkpoint's run state (its "cohort.run" metadata) after the whole file is verified: it parses,
+// its checksum holds and its floating-point tensors are finite. Throws naming the file.
+Checkpoint verified_checkpoint(const fs::path& file) {
+  for (const auto& item : io::load_safetensors(file)) {
+    const Tensor& t = item.value();
+    if (auto bad = first_non_finite(t.contiguous()))
+      throw Error(cohort::detail::str("cohort: ", file.string(), ": tensor '", item.key(), "' holds ", bad->second,
+                                      " (element ", bad->first, "); a checkpoint with weights that are not finite "
+                                      "cannot be used"));
+  }
+  const io::Metadata metadata = io::load_safetensors_metadata(file);
+  auto it = metadata.find(kRunKey);
+  COHORT_CHECK(it != metadata.end(), "cohort: ", file.string(),
+               " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
+  Checkpoint c;
+  c.path = file;
+  const std::string where = "cohort: " + file.string() + ": malformed run state in the checkpoint: ";
+  try {
+    const nlohmann::json run = nlohmann::json::parse(it->second);
+    COHORT_CHECK(run.is_object() && run.contains("format") && run.at("format") == kFormat, "cohort: ", file.string(),
+                 ": checkpoint format ", run.is_object() && run.contains("format") ? run.at("format").dump() : "(none)",
+                 " is not supported (this cohort reads format ", kFormat, ")");
+    c.run_id = run.value("run_id", "");
+    c.config = train_config_from_json(run.at("config"));
+    TrainProgress& p = c.progress;
+    p.step = integer_at(run, "step", where);
+    p.loader.epoch = integer_at(run, "epoch", where);
+    p.loader.batch = integer_at(run, "batch", where);
+    p.loss_sum = run.at("loss_sum");
+    p.correct = integer_at(run, "correct", where);
+    p.seen = integer_at(run, "seen", where);
+    p.epoch_seconds = run.at("epoch_seconds");
+    p.elapsed_seconds = run.at("elapsed_seconds");
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + e.what());
+  }
+  return c;
+}
+
+// A checkpoint of another run in this one's directory is never used: the run's id is run.json's.
+void check_run_id(const Checkpoint& c, const fs::path& run_dir) {
+  const std::optional<RunIdentity> identity = read_run_identity(run_dir);
+  if (!identity) return;  // a directory written before runs had ids, or a checkpoint on its own
+  COHORT_CHECK(c.run_id == identity->run_id, "cohort: ", c.path.string(), " belongs to another run (run id '",
+               c.run_id, "') than the one in ", run_dir.string(), " ('", identity->run_id, "' in ",
+               (run_dir / kRunFile).string(), "); hint: remove it, or start over with --overwrite");
+}
+
+// The run id in a checkpoint's header, nullopt when the header or its run state does not parse (the
+// full check reports those).
+std::optional<std::string> run_id_in_header(const fs::path& file) {
+  try {
+    const io::Metadata metadata = io::load_safetensors_metadata(file);
+    auto it = metadata.find(kRunKey);
+    if (it == metadata.end()) return std::nullopt;
+    const nlohmann::json run = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+    if (!run.is_object() || !run.contains("run_id") || !run["run_id"].is_string()) return std::nullopt;
+    return run["run_id"].get<std::string>();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
-fs::path save_run_checkpoint(const fs::path& run_dir, const TrainConfig& config, const TrainProgress& p,
-                             const nn::Module& model, const optim::Optimizer& optimizer,
+void check_finite(const nn::Module& model, const TrainProgress& p, const fs::path& run_dir) {
+  for (const auto& item : model.state_dict()) {
+    if (!item.value().is_floating_point()) continue;
+    if (auto bad = first_non_finite(item.value().detach().cpu().contiguous()))
+      throw Error(cohort::detail::str(
+          "cohort train: the model's '", item.key(), "' holds ", bad->second, " (element ", bad->first, ") after step ",
+          p.step, "; training stopped without writing ", checkpoint_name(p.step), ". The last good checkpoint is in ",
+          (run_dir / "checkpoints").string(), "; hint: lower --lr"));
+  }
+}
+
+fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id, const TrainConfig& config,
+                             const TrainProgress& p, const nn::Module& model, const optim::Optimizer& optimizer,
                              const optim::LRScheduler* scheduler) {
+  check_finite(model, p, run_dir);
   const fs::path dir = run_dir / "checkpoints";
   std::error_code ec;
   fs::create_directories(dir, ec);
   COHORT_CHECK(!ec, "cohort train: cannot create the checkpoint directory ", dir.string(), ": ", ec.message());
   nlohmann::json run = {
       {"format", kFormat},
+      {"run_id", run_id},
       {"config", to_json(config)},
       {"step", p.step},
       {"epoch", p.loader.epoch},
@@ -60,22 +162,35 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const TrainConfig& config,
       {"scheduler", scheduler_json(scheduler)},
       {"rng", default_generator().get_state()},
   };
-  char name[48];
-  std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(p.step));
-  const fs::path path = dir / name;
+  const fs::path path = dir / checkpoint_name(p.step);
   io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump()}});
 
-  // Only after the new one is safely in place are old ones deleted, and the temp files of saves that
-  // a killed run left behind (Note [Atomic writes]: "<name>.tmp.<pid>").
-  auto all = list_checkpoints(run_dir);
-  for (size_t i = 0; i + static_cast<size_t>(config.keep_checkpoints) < all.size(); ++i) fs::remove(all[i], ec);
-  std::vector<fs::path> stale;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (file.rfind("step-", 0) == 0 && file.find(".safetensors.tmp.") != std::string::npos) stale.push_back(entry.path());
-  }
-  for (const auto& file : stale) fs::remove(file, ec);
+  // Only after the new one is safely in place are old ones deleted, and the temp files that killed
+  // processes left behind (Note [Atomic writes]: "<name>.tmp.<pid>"); a live process's temp file may
+  // be a save in progress.
+  prune_checkpoints(run_dir, config.keep_checkpoints);
+  remove_dead_temp_files(run_dir);
   return path;
+}
+
+void prune_checkpoints(const fs::path& run_dir, int64_t keep) {
+  const auto all = list_checkpoints(run_dir);
+  std::error_code ec;
+  for (size_t i = 0; i + static_cast<size_t>(std::max<int64_t>(keep, 1)) < all.size(); ++i) fs::remove(all[i], ec);
+}
+
+void set_aside_checkpoints_after(const fs::path& run_dir, int64_t step, bool talk) {
+  for (const fs::path& file : list_checkpoints(run_dir)) {
+    if (step_of(file) <= step) continue;
+    fs::path aside = file;
+    aside += ".skipped";
+    std::error_code ec;
+    fs::rename(file, aside, ec);
+    COHORT_CHECK(!ec, "cohort train: cannot rename ", file.string(), " to ", aside.string(), ": ", ec.message());
+    if (talk)
+      std::cerr << "cohort: set aside " << file.string() << " as " << aside.filename().string()
+                << " (newer than the checkpoint the run resumes from)\n";
+  }
 }
 
 std::vector<fs::path> list_checkpoints(const fs::path& run_dir) {
@@ -91,42 +206,42 @@ std::vector<fs::path> list_checkpoints(const fs::path& run_dir) {
   return paths;
 }
 
-Checkpoint read_checkpoint(const fs::path& path) {
-  fs::path file = path;
+Checkpoint read_checkpoint(const fs::path& path, bool talk) {
   COHORT_CHECK(fs::exists(path), "cohort: ", path.string(),
                " does not exist (expected a run directory or a checkpoint file)");
-  if (fs::is_directory(path)) {
-    auto all = list_checkpoints(path);
-    COHORT_CHECK(!all.empty(), "cohort: no checkpoint in ", path.string(), " (looked for ",
-                 (path / "checkpoints" / "step-*.safetensors").string(), ")");
-    file = all.back();
+  if (!fs::is_directory(path)) {
+    Checkpoint c = verified_checkpoint(path);
+    if (path.parent_path().filename() == "checkpoints") check_run_id(c, path.parent_path().parent_path());
+    return c;
   }
-  const io::Metadata metadata = io::load_safetensors_metadata(file);
-  auto it = metadata.find(kRunKey);
-  COHORT_CHECK(it != metadata.end(), "cohort: ", file.string(),
-               " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
-  Checkpoint c;
-  c.path = file;
-  const std::string where = "cohort: " + file.string() + ": malformed run state in the checkpoint: ";
-  try {
-    const nlohmann::json run = nlohmann::json::parse(it->second);
-    COHORT_CHECK(run.is_object() && run.contains("format") && run.at("format") == kFormat, "cohort: ", file.string(),
-                 ": checkpoint format ", run.is_object() && run.contains("format") ? run.at("format").dump() : "(none)",
-                 " is not supported (this cohort reads format ", kFormat, ")");
-    c.config = train_config_from_json(run.at("config"));
-    TrainProgress& p = c.progress;
-    p.step = integer_at(run, "step", where);
-    p.loader.epoch = integer_at(run, "epoch", where);
-    p.loader.batch = integer_at(run, "batch", where);
-    p.loss_sum = run.at("loss_sum");
-    p.correct = integer_at(run, "correct", where);
-    p.seen = integer_at(run, "seen", where);
-    p.epoch_seconds = run.at("epoch_seconds");
-    p.elapsed_seconds = run.at("elapsed_seconds");
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(where + e.what());
+  const auto all = list_checkpoints(path);
+  COHORT_CHECK(!all.empty(), "cohort: no checkpoint in ", path.string(), " (looked for ",
+               (path / "checkpoints" / "step-*.safetensors").string(), ")");
+  // Every checkpoint in the directory must be the run's, not only the one that is used.
+  for (const fs::path& file : all) {
+    Checkpoint header;
+    header.path = file;
+    if (std::optional<std::string> id = run_id_in_header(file)) {
+      header.run_id = *id;
+      check_run_id(header, path);
+    }
   }
-  return c;
+  std::string skipped;
+  for (auto file = all.rbegin(); file != all.rend(); ++file) {
+    std::optional<Checkpoint> c;
+    try {
+      c = verified_checkpoint(*file);
+    } catch (const Error& e) {
+      if (talk) std::cerr << "cohort: skipping " << file->string() << ": " << e.what() << "\n";
+      skipped += "\n  " + std::string(e.what());
+      continue;
+    }
+    check_run_id(*c, path);
+    if (talk && file != all.rbegin())
+      std::cerr << "cohort: using " << file->string() << ", the newest intact checkpoint in " << path.string() << "\n";
+    return *c;
+  }
+  throw Error("cohort: no intact checkpoint in " + path.string() + ":" + skipped);
 }
 
 void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,

@@ -31,22 +31,41 @@ struct TrainProgress {
 
 struct Checkpoint {
   std::filesystem::path path;
+  std::string run_id;  // the run that wrote it (Note [Run directories] in run_dir.h); "" from older cohorts
   TrainConfig config;
   TrainProgress progress;
 };
 
-// Writes <run_dir>/checkpoints/step-<step>.safetensors and deletes all but the newest `keep`.
-std::filesystem::path save_run_checkpoint(const std::filesystem::path& run_dir, const TrainConfig& config,
-                                          const TrainProgress& progress, const nn::Module& model,
-                                          const optim::Optimizer& optimizer, const optim::LRScheduler* scheduler);
+// Writes <run_dir>/checkpoints/step-<step>.safetensors, tagged with `run_id`, then deletes all but
+// the newest config.keep_checkpoints and the temp files of dead processes. A parameter or buffer
+// that is not finite is an error (check_finite) and nothing is written.
+std::filesystem::path save_run_checkpoint(const std::filesystem::path& run_dir, const std::string& run_id,
+                                          const TrainConfig& config, const TrainProgress& progress,
+                                          const nn::Module& model, const optim::Optimizer& optimizer,
+                                          const optim::LRScheduler* scheduler);
+
+// Throws a cohort::Error naming the first parameter or buffer of `model` that holds a NaN or an
+// infinity, the step, and that no checkpoint was written.
+void check_finite(const nn::Module& model, const TrainProgress& progress, const std::filesystem::path& run_dir);
 
 // The checkpoints of a run, oldest first (by step).
 std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& run_dir);
 
-// Reads a checkpoint's config and progress without touching any model. `path` is a checkpoint file
-// or a run directory (then its newest checkpoint). Throws naming the path when there is none or it
-// is not a cohort checkpoint.
-Checkpoint read_checkpoint(const std::filesystem::path& path);
+// Deletes all but the newest `keep` checkpoints of the run.
+void prune_checkpoints(const std::filesystem::path& run_dir, int64_t keep);
+
+// Renames the run's checkpoints newer than `step` to "<name>.skipped" (a run resumed from an older
+// one continues from there; left in place, they would be taken for its newest), saying so on stderr
+// when `talk`.
+void set_aside_checkpoints_after(const std::filesystem::path& run_dir, int64_t step, bool talk);
+
+// Reads a checkpoint's config and progress without touching any model, after verifying the whole
+// file: it parses, its checksum matches and every floating-point tensor is finite. `path` is a
+// checkpoint file or a run directory; for a directory, its newest intact checkpoint: a newer one that
+// fails the check is skipped, named with the reason on stderr when `talk`. A checkpoint whose run id
+// differs from its run directory's (run.json) is an error naming it. Throws naming the path when
+// there is no usable checkpoint or it is not a cohort checkpoint.
+Checkpoint read_checkpoint(const std::filesystem::path& path, bool talk = true);
 
 // Restores model, optimizer, scheduler and the default generator from `checkpoint`.
 void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,

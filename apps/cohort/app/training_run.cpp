@@ -22,12 +22,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path create_output_dir(const std::string& dir) {
-  const fs::path out = dir;
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  COHORT_CHECK(!ec, "cohort train: cannot create the output directory ", out.string(), ": ", ec.message());
-  return out;
+// On rank 0 (Note [Run directories] in run_dir.h): the lock, then a new run's directory check and
+// identity, or a resumed run's clean-up. Returns the lock and the run's id.
+std::pair<std::shared_ptr<RunDirLock>, std::string> open_run_dir(const TrainConfig& config, bool talk) {
+  const fs::path out = config.out;
+  auto lock = std::make_shared<RunDirLock>(out);
+  const int removed = remove_dead_temp_files(out);
+  if (removed > 0 && talk)
+    std::cerr << "cohort: removed " << removed << " temp file" << (removed > 1 ? "s" : "")
+              << " that killed runs left in " << out.string() << "\n";
+  if (config.resume.empty()) {
+    prepare_new_run_dir(out, config.overwrite);
+    const RunIdentity identity{new_run_id(), job_id()};
+    write_run_identity(out, identity);
+    return {lock, identity.run_id};
+  }
+  const Checkpoint c = read_checkpoint(config.resume, /*talk=*/false);
+  // A run written before runs had an identity gets one: its checkpoints' id (empty for those).
+  if (!read_run_identity(out)) write_run_identity(out, RunIdentity{c.run_id, job_id()});
+  set_aside_checkpoints_after(out, c.progress.step, talk);
+  prune_checkpoints(out, config.keep_checkpoints);
+  return {lock, c.run_id};
 }
 
 // The run's processes (Note [Trainer processes] in trainer.cpp): --batch-size is the batch of the
@@ -97,7 +112,7 @@ data::DataLoader make_test_loader(const TrainConfig& config, const DataSetup& da
 // Restores the newest checkpoint of config.resume: weights, optimizer, scheduler, the default
 // generator, the progress and the loader's position.
 void resume(TrainingRun& run) {
-  Checkpoint c = read_checkpoint(run.config.resume);
+  Checkpoint c = read_checkpoint(run.config.resume, /*talk=*/false);
   restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
   run.progress = c.progress;
   run.loader.load_state(run.progress.loader);
@@ -138,13 +153,19 @@ void announce(const TrainingRun& run) {
 }  // namespace
 
 void TrainingRun::save_checkpoint() const {
-  if (ranks.leader()) save_run_checkpoint(out, config, progress, *model, *optimizer, schedule.scheduler.get());
+  check_finite(*model, progress, out);  // on every rank: they hold the same weights and stop together
+  if (ranks.leader())
+    save_run_checkpoint(out, run_id, config, progress, *model, *optimizer, schedule.scheduler.get());
   ranks.barrier();
 }
 
 TrainingRun start_run(const TrainConfig& config) {
   config.validate();
-  fs::path out = create_output_dir(config.out);
+  fs::path out = config.out;
+  std::shared_ptr<RunDirLock> lock;
+  std::string run_id;
+  if (leader_by_environment())
+    std::tie(lock, run_id) = open_run_dir(config, true);
   Ranks ranks = join_processes(config);
   set_num_threads(threads_per_process(config.threads));
   manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
@@ -158,6 +179,8 @@ TrainingRun start_run(const TrainConfig& config) {
   const bool talk = ranks.leader() || config.log_all_ranks;
   TrainingRun run{.config = config,
                   .out = std::move(out),
+                  .lock = std::move(lock),
+                  .run_id = std::move(run_id),
                   .ranks = std::move(ranks),
                   .talk = talk,
                   .data = std::move(data),

@@ -22,6 +22,7 @@
 #include "app/metrics_log.h"
 #include "app/optim_setup.h"
 #include "app/ranks.h"
+#include "app/run_dir.h"
 #include "app/run_checkpoint.h"
 
 namespace cohort::app {
@@ -37,7 +38,9 @@ struct ModelCall {
 
 struct TrainingRun {
   TrainConfig config;
-  std::filesystem::path out;  // config.out, created
+  std::filesystem::path out;  // config.out, created by rank 0
+  std::shared_ptr<RunDirLock> lock;  // rank 0's, held for the run's life (Note [Run directories])
+  std::string run_id;                // tags every checkpoint
   Ranks ranks;
   bool talk = true;  // this process prints: rank 0, or every rank with --log-all-ranks
   DataSetup data;
@@ -60,10 +63,14 @@ struct TrainingRun {
   void save_checkpoint() const;
 };
 
-// Validates `config`, creates config.out, joins the run's processes, seeds, loads the data, builds
-// the model, optimizer, schedule and loaders, restores config.resume's newest checkpoint when set,
-// opens metrics.jsonl (rank 0) and prints what it is about to train. Throws a cohort::Error for bad
-// settings, missing data, an unwritable output directory or a --batch-size the processes cannot share.
+// Validates `config`; on rank 0 locks config.out and readies it (a new run: refused when not empty
+// unless config.overwrite, Note [Run directories]; a resumed one: temp files of dead processes,
+// checkpoints newer than the resumed one and past --keep-checkpoints go); joins the run's processes,
+// seeds, loads the data, builds the model, optimizer, schedule and loaders, restores config.resume
+// (a checkpoint file or a run directory's newest intact checkpoint) when set, opens metrics.jsonl
+// (rank 0) and prints what it is about to train. Throws a cohort::Error for bad settings, missing
+// data, an output directory that is in use, not empty or unwritable, or a --batch-size the processes
+// cannot share.
 TrainingRun start_run(const TrainConfig& config);
 
 }  // namespace cohort::app

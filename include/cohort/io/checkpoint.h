@@ -36,13 +36,13 @@ void load(optim::Optimizer& optimizer, const std::filesystem::path& path);
 
 // A training checkpoint in one file, so it is written (and survives a crash) as one unit: the
 // module's state as tensors "model/<name>", the optimizer's (if given) as "optimizer/<key>" with its
-// scalars as above, and the caller's own `metadata` (epoch, step, RNG state, ... as strings).
-// Written atomically (Note [Atomic writes]).
+// scalars as above, the caller's own `metadata` (epoch, step, RNG state, ... as strings) and a CRC-32
+// of the tensor bytes (kChecksumKey in io/safetensors.h). Written atomically (Note [Atomic writes]).
 void save_checkpoint(const std::filesystem::path& path, const nn::Module& module, const optim::Optimizer* optimizer,
                      const std::map<std::string, std::string>& metadata);
 // Restores the module (strictly) and the optimizer (if given) from such a file and returns the
-// caller's metadata. Throws a cohort::Error naming the file when it is malformed, holds another
-// model's weights or another optimizer's state.
+// caller's metadata. Throws a cohort::Error naming the file when it is malformed or corrupt (its
+// checksum, when present, does not match), holds another model's weights or another optimizer's state.
 std::map<std::string, std::string> load_checkpoint(const std::filesystem::path& path, nn::Module& module,
                                                    optim::Optimizer* optimizer);
 
