@@ -13,6 +13,12 @@ launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_APPS=ON >/dev/null
 cmake --build build -j2 --target cohort_cli
 
-# Later flags win, so the caller's arguments override these.
+# Later flags win, so the caller's arguments override these. The default run directory is this
+# script's own: running it again replaces the run there (--overwrite), unless the caller names a
+# directory (--out) or continues a run (--resume).
+overwrite=(--overwrite)
+for arg in "$@"; do
+  case $arg in --out|--out=*|--resume|--resume=*) overwrite=() ;; esac
+done
 exec build/cohort train --model lenet --dataset fashion-mnist --epochs 3 --batch-size 64 \
-  --lr 0.01 --momentum 0.9 --out runs/fashion-lenet "$@"
+  --lr 0.01 --momentum 0.9 --out runs/fashion-lenet "${overwrite[@]}" "$@"
