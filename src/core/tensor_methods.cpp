@@ -145,6 +145,7 @@ Tensor Tensor::triu(int64_t d) const { return cohort::triu(*this, d); }
 Tensor Tensor::cumsum(int64_t d, std::optional<DType> t) const { return cohort::cumsum(*this, d, t); }
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t d, bool desc) const { return cohort::sort(*this, d, desc); }
 Tensor Tensor::argsort(int64_t d, bool desc) const { return cohort::argsort(*this, d, desc); }
+Tensor Tensor::multinomial(int64_t n, bool replacement) const { return cohort::multinomial(*this, n, replacement); }
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool largest, bool sorted) const {
   return cohort::topk(*this, k, d, largest, sorted);
 }

@@ -1,4 +1,4 @@
-// Random tensors: rand, randn, randint (counter-based) and randperm (a shuffle).
+// Random tensors: rand, randn, randint, multinomial (counter-based) and randperm (a shuffle).
 //
 // Note [Counter-based random tensors]
 // A random tensor takes ONE 64-bit draw from its generator, the key; element g is then a pure
@@ -13,8 +13,11 @@
 //   numbered as is: every replica then draws the one tensor that a single device would draw.
 // - Each call advances the generator by exactly one draw, whatever the size.
 // Normal values use Box-Muller on the 53-bit uniforms from one Philox block per element.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "cohort/ops/creation.h"
 #include "ops/cpu/loops.h"
@@ -142,6 +145,74 @@ Tensor randperm(int64_t n, const TensorOptions& options) {
     for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[gen.engine()() % static_cast<uint64_t>(i + 1)]);
   }
   return tensor(perm, TensorOptions(o.dtype()).device(o.device()));
+}
+
+Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, Generator& gen) {
+  detail::check_defined("multinomial", input);
+  COHORT_CHECK(input.dim() == 1 || input.dim() == 2, "multinomial: expected weights of 1 or 2 dims, got shape ",
+               input.sizes());
+  COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
+                  "multinomial: expected floating-point weights (float32 or float64), got ", input.dtype());
+  const int64_t rows = input.dim() == 2 ? input.size(0) : 1, n = input.size(-1);
+  COHORT_CHECK(num_samples > 0, "multinomial: num_samples must be positive, got ", num_samples);
+  COHORT_CHECK(replacement || num_samples <= n, "multinomial: cannot draw ", num_samples,
+               " samples without replacement from ", n, " categories");
+  const Tensor w = input.detach().to(kFloat64).contiguous();
+  const double* pw = w.data_ptr<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    int64_t nonzero = 0;
+    for (int64_t c = 0; c < n; ++c) {
+      const double v = pw[r * n + c];
+      COHORT_CHECK(std::isfinite(v) && v >= 0, "multinomial: weights must be finite and non-negative, got ", v,
+                   " at ", input.dim() == 2 ? detail::str("row ", r, ", ") : std::string(), "category ", c);
+      total += v;
+      nonzero += v > 0;
+    }
+    COHORT_CHECK(total > 0, "multinomial: the weights", input.dim() == 2 ? detail::str(" of row ", r) : std::string(),
+                 " sum to 0");
+    COHORT_CHECK(replacement || nonzero >= num_samples, "multinomial: cannot draw ", num_samples,
+                 " samples without replacement from ", nonzero, " categories of non-zero weight",
+                 input.dim() == 2 ? detail::str(" (row ", r, ")") : std::string());
+  }
+  // One draw from the generator (Note [Counter-based random tensors]); sample s of row r uses the
+  // uniform of the output element's global index, so a replica's rows draw as in the whole batch.
+  const uint64_t key = gen.next_u64();
+  Tensor out = detail::make_empty(input.dim() == 2 ? Shape{rows, num_samples} : Shape{num_samples}, kInt64,
+                                  input.device());
+  const GlobalIndex global(out.sizes());
+  int64_t* po = out.data_ptr<int64_t>();
+  kernel::parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> weights(static_cast<size_t>(n));
+    for (int64_t r = begin; r < end; ++r) {
+      std::copy(pw + r * n, pw + (r + 1) * n, weights.begin());
+      double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+      for (int64_t s = 0; s < num_samples; ++s) {
+        const Block b = philox(key, global(r * num_samples + s));
+        const double target = unit53(bits64(b.w[0], b.w[1])) * total;
+        // The category whose cumulative weight first exceeds the target; the last one with weight
+        // if rounding leaves the target at the total.
+        int64_t pick = -1;
+        double acc = 0;
+        for (int64_t c = 0; c < n; ++c) {
+          if (weights[c] <= 0) continue;
+          acc += weights[c];
+          pick = c;
+          if (target < acc) break;
+        }
+        po[r * num_samples + s] = pick;
+        if (!replacement) {  // drawn: out of the urn
+          total -= weights[pick];
+          weights[pick] = 0;
+        }
+      }
+    }
+  });
+  return out;
+}
+
+Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement) {
+  return multinomial(input, num_samples, replacement, default_generator());
 }
 
 }  // namespace cohort

@@ -1,5 +1,5 @@
 // Random tensors (Note [Counter-based random tensors]): their distributions, one generator draw per
-// tensor, the same values for any thread count, and BatchSlice numbering.
+// tensor, the same values for any thread count, BatchSlice numbering, and multinomial sampling.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -83,6 +83,70 @@ TEST(Random, ABatchSliceNumbersElementsAsInTheWholeBatch) {
     EXPECT_TRUE(equal(rand({2, 3, 5}), wide.slice(1, 2, 5)));
   }
   EXPECT_EQ(BatchSliceScope::current(), nullptr);
+}
+
+// Frequencies follow the (unnormalised) weights, with and without replacement; zero weights are
+// never drawn; a seed repeats the draw; errors name what is wrong.
+TEST(Multinomial, DrawsFollowTheWeights) {
+  manual_seed(3);
+  Tensor w = tensor(std::vector<double>{1, 0, 3, 4});  // probabilities 1/8, 0, 3/8, 1/2
+  const int64_t n = 200000;
+  Tensor draws = multinomial(w, n, true);
+  EXPECT_EQ(draws.dtype(), kInt64);
+  EXPECT_EQ(draws.sizes(), (Shape{n}));
+  const double expected[] = {0.125, 0, 0.375, 0.5};
+  for (int64_t c = 0; c < 4; ++c) {
+    const double freq = draws.eq(c).sum().item<int64_t>() / static_cast<double>(n);
+    EXPECT_NEAR(freq, expected[c], 0.005) << "category " << c;  // 5 standard errors at most
+  }
+  // Without replacement: each row is a permutation of its non-zero categories' subset; the first draw
+  // follows the weights.
+  Tensor rows = w.unsqueeze(0).expand({50000, 4}).contiguous();
+  Tensor perm = multinomial(rows, 3, false);
+  EXPECT_EQ(perm.sizes(), (Shape{50000, 3}));
+  Tensor each = std::get<0>(perm.sort(1));  // the three non-zero categories, each once
+  EXPECT_TRUE(equal(each, tensor(std::vector<int64_t>{0, 2, 3}).unsqueeze(0).expand({50000, 3})));
+  Tensor first = perm.select(1, 0);
+  EXPECT_NEAR(first.eq(3).sum().item<int64_t>() / 50000.0, 0.5, 0.01);
+  EXPECT_EQ(perm.select(1, 0).eq(perm.select(1, 1)).sum().item<int64_t>(), 0);
+  // One generator draw per call: the same seed repeats the draw, the next call differs.
+  manual_seed(9);
+  Tensor a = multinomial(w, 20, true), b = multinomial(w, 20, true);
+  manual_seed(9);
+  EXPECT_TRUE(equal(multinomial(w, 20, true), a));
+  EXPECT_FALSE(equal(a, b));
+}
+
+// A replica's rows (a BatchSlice of the batch) draw what the same rows draw in the whole batch, so
+// sampling in a data-parallel forward does not depend on the split.
+TEST(Multinomial, ABatchSliceDrawsAsTheWholeBatch) {
+  manual_seed(6);
+  Tensor w = rand({10, 5}) + 0.1;
+  manual_seed(6);
+  Tensor whole = multinomial(w, 3, false);
+  for (int64_t offset : {0, 4, 7}) {
+    const int64_t size = offset == 7 ? 3 : 4;
+    manual_seed(6);
+    BatchSliceScope slice({/*dim=*/0, offset, size, /*total=*/10});
+    EXPECT_TRUE(equal(multinomial(w.slice(0, offset, offset + size), 3, false), whole.slice(0, offset, offset + size)))
+        << offset;
+  }
+}
+
+TEST(Multinomial, Errors) {
+  using cohort::testing::error_of;
+  using ::testing::HasSubstr;
+  Tensor w = tensor(std::vector<double>{1, 0, 3});
+  EXPECT_THAT(error_of([&] { multinomial(w, 3, false); }),
+              HasSubstr("multinomial: cannot draw 3 samples without replacement from 2 categories of non-zero weight"));
+  EXPECT_THAT(error_of([&] { multinomial(w, 4, false); }),
+              HasSubstr("cannot draw 4 samples without replacement from 3 categories"));
+  EXPECT_THAT(error_of([&] { multinomial(w, 0, true); }), HasSubstr("num_samples must be positive, got 0"));
+  EXPECT_THAT(error_of([] { multinomial(tensor(std::vector<double>{1, -1}), 1, true); }),
+              HasSubstr("weights must be finite and non-negative, got -1 at category 1"));
+  EXPECT_THAT(error_of([] { multinomial(zeros({2, 3}), 1, true); }), HasSubstr("the weights of row 0 sum to 0"));
+  EXPECT_THAT(error_of([] { multinomial(ones({2, 2, 2}), 1, true); }),
+              HasSubstr("expected weights of 1 or 2 dims, got shape [2, 2, 2]"));
 }
 
 }  // namespace

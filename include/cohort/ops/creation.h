@@ -30,6 +30,12 @@ Tensor randn(IntArrayRef sizes, const TensorOptions& options = {});
 Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& options = {});
 Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& options = {});
 Tensor randperm(int64_t n, const TensorOptions& options = {});
+// Category indices (int64) drawn from the weights in each row of input ([n] or [rows, n]; finite,
+// non-negative, not all 0; they need not sum to 1): [num_samples] or [rows, num_samples]. Without
+// replacement a category is drawn at most once (so num_samples <= its non-zero categories). One
+// draw from the generator per call, like every random tensor here.
+Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement = false);
+Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, Generator& gen);
 Tensor rand(IntArrayRef sizes, Generator& gen, const TensorOptions& options = {});
 Tensor randn(IntArrayRef sizes, Generator& gen, const TensorOptions& options = {});
 
