@@ -37,6 +37,19 @@ void relu_1M(benchmark::State& state) {
 }
 BENCHMARK(relu_1M)->MeasureProcessCPUTime();
 
+// ReLU's backward given its output (what relu's node runs).
+void threshold_backward_1M(benchmark::State& state) {
+  Tensor g = randn({kMillion}), y = randn({kMillion}).relu();
+  for (auto _ : state) keep(threshold_backward(g, y, 0));
+}
+BENCHMARK(threshold_backward_1M)->MeasureProcessCPUTime();
+
+void clamp_1M(benchmark::State& state) {
+  Tensor a = randn({kMillion});
+  for (auto _ : state) keep(a.clamp(-0.5, 0.5));
+}
+BENCHMARK(clamp_1M)->MeasureProcessCPUTime();
+
 void exp_1M(benchmark::State& state) {
   Tensor a = randn({kMillion});
   for (auto _ : state) keep(a.exp());

@@ -19,6 +19,7 @@ MILLION = 1 << 20
 def workloads():
     torch.manual_seed(0)
     a1m, b1m = torch.randn(MILLION), torch.randn(MILLION)
+    g1m, y1m = torch.randn(MILLION), torch.randn(MILLION).relu()
     big, row = torch.randn(1000, 1000), torch.randn(1000)
     s = torch.randn(256, 1000)
     m1, m2 = torch.randn(512, 512), torch.randn(512, 512)
@@ -45,6 +46,8 @@ def workloads():
         ("add_1M", lambda: a1m + b1m),
         ("add_broadcast_1000x1000_1000", lambda: big + row),
         ("relu_1M", lambda: a1m.relu()),
+        ("threshold_backward_1M", lambda: torch.ops.aten.threshold_backward(g1m, y1m, 0)),
+        ("clamp_1M", lambda: a1m.clamp(-0.5, 0.5)),
         ("exp_1M", lambda: a1m.exp()),
         ("sum_1M", lambda: a1m.sum()),
         ("sum_dim0_1000x1000", lambda: big.sum(0)),

@@ -85,7 +85,7 @@ DeviceExecutor& DeviceExecutor::of(Device device) {
 DeviceExecutor* DeviceExecutor::current() { return t_current; }
 
 DeviceExecutor::DeviceExecutor(Device device) : device_(device) {
-  std::thread([this] { loop(); }).detach();
+  start_thread("the executor thread of device " + device.str(), [this] { loop(); }).detach();
 }
 
 void DeviceExecutor::post(std::function<void()> job) {

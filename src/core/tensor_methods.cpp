@@ -99,6 +99,11 @@ Tensor Tensor::cos() const { return cohort::cos(*this); }
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return cohort::clamp(*this, lo, hi); }
 Tensor Tensor::clamp_min(const Scalar& lo) const { return cohort::clamp_min(*this, lo); }
 Tensor Tensor::clamp_max(const Scalar& hi) const { return cohort::clamp_max(*this, hi); }
+Tensor Tensor::clamp(const std::optional<Tensor>& lo, const std::optional<Tensor>& hi) const {
+  return cohort::clamp(*this, lo, hi);
+}
+Tensor Tensor::clamp_min(const Tensor& lo) const { return cohort::clamp_min(*this, lo); }
+Tensor Tensor::clamp_max(const Tensor& hi) const { return cohort::clamp_max(*this, hi); }
 
 Tensor Tensor::eq(const Tensor& o) const { return cohort::eq(*this, o); }
 Tensor Tensor::ne(const Tensor& o) const { return cohort::ne(*this, o); }

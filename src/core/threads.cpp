@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <iostream>
+#include <system_error>
 
 #include "cohort/core/error.h"
 
@@ -35,12 +36,23 @@ int get_num_threads() { return omp_get_max_threads(); }
 
 void set_num_threads(int n) {
   COHORT_CHECK(n >= 1, "set_num_threads: the thread count must be at least 1, got ", n);
+  COHORT_CHECK(n <= kMaxThreads, "set_num_threads: the thread count must be at most ", kMaxThreads, ", got ", n,
+               " (this machine has ", core_count(), " cores); hint: one thread per core is the fastest");
   static std::atomic<bool> warned{false};
   if (n > core_count() && !warned.exchange(true)) {
     std::cerr << "cohort: warning: " << n << " intra-op threads on " << core_count()
               << " cores; threads will compete for cores\n";
   }
   omp_set_num_threads(n);
+}
+
+std::thread start_thread(const std::string& what, std::function<void()> f) {
+  try {
+    return std::thread(std::move(f));
+  } catch (const std::system_error& e) {
+    throw Error("could not start " + what + ": " + e.code().message() +
+                "; hint: the system limits threads per user (ulimit -u) and in all (/proc/sys/kernel/threads-max)");
+  }
 }
 
 int device_num_threads(Device device) {

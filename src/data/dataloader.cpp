@@ -9,11 +9,13 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
+#include "cohort/core/threads.h"
 #include "cohort/ops/shape.h"
 
 namespace cohort::data {
@@ -64,7 +66,8 @@ struct DataLoader::Pipeline {
     for (int64_t w = 0; w < workers; ++w) {
       int64_t first = next - next % workers + w;  // worker w loads the batches k with k % workers == w
       if (first < next) first += workers;
-      threads.emplace_back([this, first, workers] { work(first, workers); });
+      threads.push_back(start_thread("DataLoader worker " + std::to_string(w) + " of " + std::to_string(workers),
+                                     [this, first, workers] { work(first, workers); }));
     }
   }
 
@@ -188,6 +191,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   COHORT_CHECK(options_.batch_size() >= 1, "DataLoader: batch_size must be at least 1, got ", options_.batch_size());
   COHORT_CHECK(options_.num_workers() >= 0, "DataLoader: num_workers must be non-negative, got ",
                options_.num_workers(), "; hint: 0 loads in the caller's thread");
+  COHORT_CHECK(options_.num_workers() <= kMaxThreads, "DataLoader: num_workers must be at most ", kMaxThreads,
+               ", got ", options_.num_workers(), "; hint: a few workers per core keep any model fed");
   COHORT_CHECK(options_.prefetch_factor() >= 1, "DataLoader: prefetch_factor must be at least 1, got ",
                options_.prefetch_factor());
   seed_ = options_.seed() ? *options_.seed() : default_generator().next_u64();

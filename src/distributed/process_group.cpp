@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/threads.h"
 #include "cohort/ops/creation.h"
 
 namespace cohort::distributed {
@@ -63,7 +64,7 @@ ProcessGroup::ProcessGroup(int rank, int world_size, Timeout timeout)
   COHORT_CHECK(world_size >= 1 && rank >= 0 && rank < world_size, "ProcessGroup: rank must be in [0, world_size), got rank ",
                rank, " and world_size ", world_size);
   COHORT_CHECK(timeout.count() > 0, "ProcessGroup: the timeout must be positive, got ", timeout.count(), " ms");
-  queue_->thread = std::thread([q = queue_.get()] {
+  queue_->thread = start_thread("the process group's communication thread", [q = queue_.get()] {
     NoGradGuard no_grad;  // packing copies into parameters, which require grad
     std::unique_lock<std::mutex> l(q->mutex);
     for (;;) {

@@ -1,7 +1,9 @@
 // Unary math (neg, exp, log, sqrt, abs, relu, sigmoid, tanh, ...) with backward, in-place and out=
 // forms, and the bool-valued logical_not, isnan, isfinite: one table row per op (Note [Op tables] in
-// cpu/kernels.h). Float-valued ops promote integer inputs to the default dtype. Then clamp.
+// cpu/kernels.h). Float-valued ops promote integer inputs to the default dtype. Then clamp, with
+// scalar and with tensor bounds.
 #include <cmath>
+#include <limits>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
@@ -183,7 +185,14 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
   });
 }
 
-Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+namespace {
+
+bool is_nan(const Scalar& s) { return s.is_floating_point() && std::isnan(s.to<double>()); }
+
+// clamp with scalar bounds. nan_bound_fills: a NaN bound makes every element NaN (clamp with both
+// bounds, clamp_min, clamp_max); otherwise a NaN bound, which no element is below or above, leaves x
+// as it is (clamp with one bound). These are PyTorch 1.13's rules.
+Tensor clamp_scalar(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max, bool nan_bound_fills) {
   detail::check_defined("clamp", x);
   COHORT_CHECK(min || max, "clamp: at least one of min and max must be given");
   COHORT_CHECK_AS(TypeError, x.dtype() != kBool, "clamp: not supported for bool tensors");
@@ -191,7 +200,11 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   if (!is_floating_point(dtype) && ((min && min->is_floating_point()) || (max && max->is_floating_point())))
     dtype = get_default_dtype();
   Tensor out = detail::make_empty(x.sizes(), dtype, x.device());
-  kernel::clamp(out, detail::cast_nograd(x, dtype), min, max);
+  if (nan_bound_fills && ((min && is_nan(*min)) || (max && is_nan(*max))))
+    kernel::fill(out, std::numeric_limits<double>::quiet_NaN());
+  else
+    kernel::clamp(out, detail::cast_nograd(x, dtype), min, max);
+  // x >= NaN and x <= NaN are false: no gradient flows through a NaN bound, nor at a NaN input.
   return autograd::record("ClampBackward1", out, {x}, [min, max, sx = SavedTensor(x)](const Tensor& g) {
     Tensor xv = sx.unpack();
     Tensor keep = ones_like(xv, kBool);
@@ -201,8 +214,58 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   });
 }
 
-Tensor clamp_min(const Tensor& x, const Scalar& min) { return clamp(x, min, std::nullopt); }
-Tensor clamp_max(const Tensor& x, const Scalar& max) { return clamp(x, std::nullopt, max); }
+}  // namespace
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  return clamp_scalar(x, min, max, /*nan_bound_fills=*/min && max);
+}
+Tensor clamp_min(const Tensor& x, const Scalar& min) { return clamp_scalar(x, min, std::nullopt, true); }
+Tensor clamp_max(const Tensor& x, const Scalar& max) { return clamp_scalar(x, std::nullopt, max, true); }
+
+// Tensor bounds: maximum then minimum (NaN-propagating, and max wins where min > max), with
+// PyTorch's gradients: x where min <= x <= max, min where x < min (and min < max), max where x > max
+// (or max < min), each summed back to its shape.
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  detail::check_defined("clamp", x);
+  const Tensor lo = min ? *min : Tensor(), hi = max ? *max : Tensor();
+  COHORT_CHECK(lo.defined() || hi.defined(), "clamp: at least one of min and max must be given");
+  COHORT_CHECK_AS(TypeError, x.dtype() != kBool && (!lo.defined() || lo.dtype() != kBool) &&
+                                 (!hi.defined() || hi.dtype() != kBool),
+                  "clamp: not supported for bool tensors");
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = x;
+    if (lo.defined()) out = maximum(out, lo);
+    if (hi.defined()) out = minimum(out, hi);
+  }
+  auto sizes_of = [](const Tensor& t) { return t.defined() ? t.sizes().vec() : Shape{}; };
+  auto dtype_of = [&](const Tensor& t) { return t.defined() ? t.dtype() : x.dtype(); };
+  return autograd::record("ClampBackward0", out, {x, lo, hi},
+                          [sx = SavedTensor(x), slo = SavedTensor(lo), shi = SavedTensor(hi), x_sizes = sizes_of(x),
+                           lo_sizes = sizes_of(lo), hi_sizes = sizes_of(hi), x_dtype = x.dtype(),
+                           lo_dtype = dtype_of(lo), hi_dtype = dtype_of(hi)](const Tensor& g) {
+    const Tensor xv = sx.unpack(), l = slo.unpack(), h = shi.unpack();
+    const Tensor zero = zeros({}, g.options());
+    Tensor keep_x, to_lo, to_hi;
+    if (l.defined() && h.defined()) {
+      keep_x = logical_and(xv >= l, xv <= h);
+      to_lo = logical_and(xv < l, l < h);
+      to_hi = logical_or(xv > h, h < l);
+    } else if (l.defined()) {
+      keep_x = xv >= l, to_lo = xv < l;
+    } else {
+      keep_x = xv <= h, to_hi = xv > h;
+    }
+    auto grad_of = [&](const Tensor& mask, IntArrayRef sizes, DType dtype) {
+      return mask.defined() ? detail::reduce_grad(where(mask, g, zero), sizes, dtype) : Tensor();
+    };
+    return std::vector<Tensor>{grad_of(keep_x, x_sizes, x_dtype), grad_of(to_lo, lo_sizes, lo_dtype),
+                               grad_of(to_hi, hi_sizes, hi_dtype)};
+  });
+}
+Tensor clamp_min(const Tensor& x, const Tensor& min) { return clamp(x, min, std::nullopt); }
+Tensor clamp_max(const Tensor& x, const Tensor& max) { return clamp(x, std::nullopt, max); }
 
 const Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) const {
   bool graph = autograd::needs_grad({*this});

@@ -56,7 +56,7 @@ TEST(AppFuzzRegression, ConfigIntegerFieldsRefuseFloatsOutOfRange) {
   }
   nlohmann::json j = good_config();
   j["workers"] = int64_t{1} << 40;
-  EXPECT_THAT(cohort::testing::error_of([&] { app::train_config_from_json(j); }), HasSubstr("'workers' is out of range"));
+  EXPECT_THAT(cohort::testing::error_of([&] { app::train_config_from_json(j); }), HasSubstr("'workers' must be from 0 to 1024"));
   EXPECT_THAT(cohort::testing::error_of([&] { app::train_config_from_json(nlohmann::json::array()); }),
               HasSubstr("run configuration is incomplete or malformed"));
   EXPECT_EQ(app::to_json(app::train_config_from_json(good_config())), good_config());

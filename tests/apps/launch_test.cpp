@@ -422,6 +422,20 @@ TEST(LaunchUsage, BadOptionsExitTwoWithAMessage) {
   o = ok;
   o.max_restarts = -1;
   expect_usage(o, "--max-restarts must be at least 0, got -1");
+  // Thread and process counts past the limit (1024), refused before anything is forked.
+  o = ok;
+  o.nproc_per_node = 100000;
+  expect_usage(o, "error: launch: --nproc-per-node must be at most 1024, got 100000");
+  o = ok;
+  o.threads = 100000;
+  expect_usage(o, "launch: --threads must be at most 1024, got 100000");
+  {
+    ScopedEnv omp("OMP_NUM_THREADS", "999999");
+    expect_usage(ok, "launch: $OMP_NUM_THREADS must be a thread count from 1 to 1024, got \"999999\"");
+    o = ok;
+    o.threads = 2;  // --threads replaces it
+    EXPECT_EQ(run(o).code, 0);
+  }
   o = ok;
   o.command.clear();
   expect_usage(o, "launch: no command to run; hint: cohort launch --nproc-per-node 2 -- <command> [args...]");

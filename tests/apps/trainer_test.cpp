@@ -4,16 +4,20 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
+#include "support/error_of.h"
 #include "support/run_metrics.h"
 
 #include "app/cli.h"
+#include "app/config.h"
 #include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
@@ -118,6 +122,37 @@ TEST(Trainer, BadFlagsAreClearErrors) {
   EXPECT_THAT(empty.second, HasSubstr("no checkpoint in"));
   auto missing = run_cohort(with(base_flags(out / "mnist"), {"--dataset", "mnist", "--data-dir", "/nonexistent/mnist"}));
   EXPECT_THAT(missing.second, HasSubstr("the MNIST directory /nonexistent/mnist does not exist"));
+}
+
+// Thread counts past cohort's limit (kMaxThreads, 1024) are refused with the limit before any thread
+// starts: --threads 100000 crashed inside libgomp, --workers 100000 ended on an uncaught
+// std::system_error, OMP_NUM_THREADS=999999 was accepted.
+TEST(Trainer, ThreadCountsPastTheLimitAreClearErrors) {
+  const fs::path out = fresh_dir("threads");
+  auto threads = run_cohort(with(base_flags(out), {"--threads", "100000"}));
+  EXPECT_EQ(threads.first, 1);
+  EXPECT_THAT(threads.second, HasSubstr("cohort train: --threads must be at most 1024, got 100000"));
+  auto workers = run_cohort(with(base_flags(out), {"--workers", "100000"}));
+  EXPECT_EQ(workers.first, 1);
+  EXPECT_THAT(workers.second, HasSubstr("cohort train: --workers must be at most 1024, got 100000"));
+  {
+    const char* old = std::getenv("OMP_NUM_THREADS");
+    const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("OMP_NUM_THREADS", "999999", 1);
+    auto omp = run_cohort(with(base_flags(out), {"--threads", "0"}));  // 0: take $OMP_NUM_THREADS
+    if (saved) ::setenv("OMP_NUM_THREADS", saved->c_str(), 1);
+    else ::unsetenv("OMP_NUM_THREADS");
+    EXPECT_EQ(omp.first, 1);
+    EXPECT_THAT(omp.second, HasSubstr("$OMP_NUM_THREADS must be at most 1024 threads, got 999999"));
+  }
+  auto eval = run_cohort({"eval", "--checkpoint", (out / "none").string(), "--threads", "100000"});
+  EXPECT_EQ(eval.first, 1);
+  EXPECT_THAT(eval.second, HasSubstr("cohort eval: --threads must be from 0 to 1024"));
+  // A checkpoint's configuration is read with the same bound (a resumed run takes its workers).
+  nlohmann::json config = cohort::app::to_json(cohort::app::TrainConfig{});
+  config["workers"] = 100000;
+  EXPECT_THAT(cohort::testing::error_of([&] { cohort::app::train_config_from_json(config); }),
+              HasSubstr("'workers' must be from 0 to 1024 (data-loading threads), got 100000"));
 }
 
 TEST(Trainer, ResumeRefusesAChangedRecipe) {

@@ -3,8 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -311,6 +316,8 @@ TEST(DataLoaderTest, Errors) {
   EXPECT_THAT(error_of([&] { DataLoader(rows(0)); }), HasSubstr("DataLoader: the dataset is empty, got size 0"));
   EXPECT_THAT(error_of([&] { DataLoader(nullptr); }), HasSubstr("DataLoader: the dataset is null"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(-1)); }), HasSubstr("num_workers must be non-negative, got -1"));
+  EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(100000)); }),
+              HasSubstr("DataLoader: num_workers must be at most 1024, got 100000"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().prefetch_factor(0)); }), HasSubstr("prefetch_factor must be at least 1, got 0"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions(11).drop_last(true)); }),
               HasSubstr("DataLoader: no batch to load: the sampler gives 10 examples per epoch"));
@@ -325,4 +332,39 @@ TEST(DataLoaderTest, Errors) {
   auto it = loader.begin();
   EXPECT_THAT(error_of([&] { loader.begin(); }), HasSubstr("DataLoader::begin: another loop over this loader is still running"));
   EXPECT_THAT(error_of([&] { loader.set_epoch(1); }), HasSubstr("DataLoader::load_state: a loop over this loader is running"));
+}
+
+// Workers the system refuses to start (here: no address space left for their stacks) are a
+// cohort::Error naming the worker, and the workers already started are stopped and joined; not a
+// std::system_error that ends the program. Run in a child process, whose address space is limited.
+TEST(DataLoaderTest, WorkersThatCannotStartAreAnErrorNamingTheWorker) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers reserve address space, so it cannot be limited";
+#endif
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    long pages = 0;
+    std::FILE* statm = std::fopen("/proc/self/statm", "r");
+    if (!statm || std::fscanf(statm, "%ld", &pages) != 1) ::_exit(4);
+    std::fclose(statm);
+    // 64 MB more than in use: a few thread stacks (8 MB each by default, 2 MB at least), not 1000.
+    const rlim_t limit = static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE) + (64 << 20);
+    const rlimit r{limit, limit};
+    if (::setrlimit(RLIMIT_AS, &r) != 0) ::_exit(4);
+    try {
+      DataLoader loader(rows(10), DataLoaderOptions(1).num_workers(1000));
+      for (const Batch& b : loader) (void)b;
+      ::_exit(1);
+    } catch (const Error& e) {
+      ::_exit(std::string(e.what()).rfind("could not start DataLoader worker ", 0) == 0 ? 0 : 2);
+    } catch (...) {
+      ::_exit(3);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: every worker started, 2: the message does not name the worker, 3: not a cohort::Error, 4: setup";
 }

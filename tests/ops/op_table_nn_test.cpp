@@ -3,6 +3,7 @@
 // count_include_pad, indices), batch_norm (training with its running statistics, evaluation, no
 // affine), embedding, and nn::functional's composed layer_norm and group_norm. Each reference is a
 // plain loop over the output elements.
+#include "cohort/nn/functional/activation.h"
 #include "cohort/nn/functional/normalization.h"
 #include "cohort/ops/convolution.h"
 #include "cohort/ops/creation.h"
@@ -95,7 +96,8 @@ int64_t pooled_size(int64_t size, int64_t k, int64_t s, int64_t pad, int64_t dil
   return n;
 }
 
-// The values and flat (h * W + w) argmax of each window; the first maximum in window order wins.
+// The values and flat (h * W + w) argmax of each window; the first maximum in window order wins,
+// and a NaN beats everything, the last NaN of the window giving the index (PyTorch 1.13's CPU loop).
 Refs max_pool_ref(const Nd& input, const PoolGeometry& g) {
   const Nd x = batched(input, 4);
   const int64_t H = x.size(2), W = x.size(3);
@@ -112,7 +114,7 @@ Refs max_pool_ref(const Nd& input, const PoolGeometry& g) {
         const int64_t v = i[3] * g.stride[1] - g.padding[1] + s * g.dilation[1];
         if (h < 0 || h >= H || v < 0 || v >= W) continue;
         const double value = x.at({i[0], i[1], h, v});
-        if (at < 0 || value > best) best = value, at = h * W + v;
+        if (at < 0 || value > best || std::isnan(value)) best = value, at = h * W + v;
       }
     values.v[flat] = best, indices.v[flat] = static_cast<double>(at);
   }
@@ -139,7 +141,8 @@ Nd avg_pool_ref(const Nd& input, const PoolGeometry& g) {
   return like_input(out, input, 4);
 }
 
-// Adaptive windows: output i of P covers [floor(i H / P), ceil((i + 1) H / P)). max: values and indices.
+// Adaptive windows: output i of P covers [floor(i H / P), ceil((i + 1) H / P)). max: values and indices
+// (NaN as in max_pool_ref).
 Refs adaptive_pool_ref(const Nd& input, Idx size, bool max) {
   const Nd x = batched(input, 4);
   const int64_t H = x.size(2), W = x.size(3), P = size[0], Q = size[1];
@@ -155,7 +158,7 @@ Refs adaptive_pool_ref(const Nd& input, Idx size, bool max) {
       for (int64_t v = vs; v < ve; ++v) {
         const double value = x.at({i[0], i[1], h, v});
         if (!max) acc += value;
-        else if (at < 0 || value > acc) acc = value, at = h * W + v;
+        else if (at < 0 || value > acc || std::isnan(value)) acc = value, at = h * W + v;
       }
     values.v[flat] = max ? acc : acc / static_cast<double>((he - hs) * (ve - vs));
     indices.v[flat] = static_cast<double>(at);
@@ -347,7 +350,17 @@ std::vector<OpRow> nn_rows() {
          const Idx rows{3, 1, 3, 0, 4, 1};
          return Refs{build({6, 3}, [&](const Idx& i) { return x[0].at({rows[i[0]], i[1]}); })};
        }},
+      {.name = "leaky_relu",
+       .samples = {{{2, 3}}, {{}}, {{3, 1, 4}}},
+       .op = [](const In& x) { return Out{F::leaky_relu(x[0], 0.2)}; },
+       .ref = [](const Refs& x) { return Refs{map(x[0], [](double v) { return v > 0 ? v : 0.2 * v; })}; }},
   };
+  // NaN and +-inf: pools and leaky_relu (NaN stays NaN: 0.2 NaN); the 2x2 pool's vectorised plane
+  // gets a long row.
+  for (OpRow& r : rows)
+    if (r.name.find("pool") != std::string::npos || r.name == "leaky_relu") r.specials = true;
+  for (OpRow& r : rows)
+    if (r.name == "max_pool2d") r.special_samples = {{{2, 2, 4, 70}}};
   return rows;
 }
 COHORT_OP_ROWS("nn", nn_rows);

@@ -1,7 +1,11 @@
 // Op-table rows for the elementwise ops: arithmetic (tensor and scalar forms, alpha), pow,
 // maximum/minimum, unary math, clamps, where/masked_fill and comparisons. References are plain
-// loops over broadcast indices (support/op_table.h: map, map2, where_nd).
+// loops over broadcast indices (support/op_table.h: map, map2, where_nd), written with PyTorch's
+// semantics for NaN and inf: every row here also runs with special values (the std:: functions give
+// IEEE/C99 results, which PyTorch 1.13 shares for these ops; tests/fixtures/specials.json pins the
+// rows where NaN needs a rule).
 #include <cmath>
+#include <limits>
 
 #include "cohort/ops/pointwise.h"
 #include "support/op_table.h"
@@ -45,8 +49,14 @@ OpRow compare_row(std::string name, std::function<Tensor(const Tensor&, const Te
   return r;
 }
 
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
 double sigmoid_ref(double v) { return 1 / (1 + std::exp(-v)); }
+// A NaN input stays NaN (comparisons with it are false); a NaN bound is the caller's affair.
 double clamp_ref(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+// torch.maximum/minimum: NaN if either is NaN.
+double maximum_ref(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNan : std::max(a, b); }
+double minimum_ref(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNan : std::min(a, b); }
 
 std::vector<OpRow> pointwise_rows() {
   std::vector<OpRow> rows = {
@@ -63,10 +73,8 @@ std::vector<OpRow> pointwise_rows() {
              [](double a, double b) { return a / b; }, {Domain{}, real(-2.5, -0.5)}),
       binary("pow", [](auto& a, auto& b) { return pow(a, b); }, [](double a, double b) { return std::pow(a, b); },
              {positive(), Domain{}}),
-      binary("maximum", [](auto& a, auto& b) { return maximum(a, b); },
-             [](double a, double b) { return std::max(a, b); }),
-      binary("minimum", [](auto& a, auto& b) { return minimum(a, b); },
-             [](double a, double b) { return std::min(a, b); }),
+      binary("maximum", [](auto& a, auto& b) { return maximum(a, b); }, maximum_ref),
+      binary("minimum", [](auto& a, auto& b) { return minimum(a, b); }, minimum_ref),
 
       unary("add_scalar", [](auto& x) { return x + 2.5; }, [](double v) { return v + 2.5; }),
       unary("add_scalar_alpha", [](auto& x) { return add(x, 2.5, -2); }, [](double v) { return v - 5.0; }),
@@ -92,7 +100,7 @@ std::vector<OpRow> pointwise_rows() {
       unary("rsqrt", [](auto& x) { return rsqrt(x); }, [](double v) { return 1 / std::sqrt(v); }, positive()),
       unary("abs", [](auto& x) { return abs(x); }, [](double v) { return std::abs(v); }),
       unary("sign", [](auto& x) { return sign(x); }, [](double v) { return double((v > 0) - (v < 0)); }),
-      unary("relu", [](auto& x) { return relu(x); }, [](double v) { return v > 0 ? v : 0.0; }),
+      unary("relu", [](auto& x) { return relu(x); }, [](double v) { return std::isnan(v) || v > 0 ? v : 0.0; }),
       unary("sigmoid", [](auto& x) { return sigmoid(x); }, sigmoid_ref, real(-6, 6)),
       unary("tanh", [](auto& x) { return tanh(x); }, [](double v) { return std::tanh(v); }, real(-3, 3)),
       unary("square", [](auto& x) { return square(x); }, [](double v) { return v * v; }),
@@ -109,6 +117,14 @@ std::vector<OpRow> pointwise_rows() {
             [](double v) { return std::min(v, 0.4); }),
       unary("clamp_min", [](auto& x) { return clamp_min(x, 0.3); }, [](double v) { return std::max(v, 0.3); }),
       unary("clamp_max", [](auto& x) { return clamp_max(x, -0.2); }, [](double v) { return std::min(v, -0.2); }),
+      // A NaN bound: with both bounds, or through clamp_min/clamp_max, every element is NaN; as
+      // clamp's only bound it changes nothing (PyTorch 1.13's rules, tests/fixtures/specials.json).
+      unary("clamp_min_nan_with_max", [](auto& x) { return clamp(x, kNan, 0.7); }, [](double) { return kNan; }),
+      unary("clamp_max_nan_with_min", [](auto& x) { return x.clamp(-0.5, kNan); }, [](double) { return kNan; }),
+      unary("clamp_min_nan", [](auto& x) { return clamp_min(x, kNan); }, [](double) { return kNan; }),
+      unary("clamp_max_nan", [](auto& x) { return x.clamp_max(kNan); }, [](double) { return kNan; }),
+      unary("clamp_only_min_nan", [](auto& x) { return clamp(x, kNan); }, [](double v) { return v; }),
+      unary("clamp_only_max_nan", [](auto& x) { return clamp(x, std::nullopt, kNan); }, [](double v) { return v; }),
 
       compare_row("eq", [](auto& a, auto& b) { return eq(a, b); }, [](double a, double b) { return a == b; }),
       compare_row("ne", [](auto& a, auto& b) { return a != b; }, [](double a, double b) { return a != b; }),
@@ -129,6 +145,28 @@ std::vector<OpRow> pointwise_rows() {
       r.op = [op](const In& x) { return op({x[0], x[0]}); };
       r.ref = [ref](const Refs& x) { return ref({x[0], zeros_nd({})}); };
     }
+
+  // Tensor bounds, broadcast with the input: NaN in any of the three gives NaN; min above max gives max.
+  rows.push_back({.name = "clamp_tensor",
+                  .samples = {{{3, 4}, {4}, {3, 1}}, {{2, 3}, {2, 3}, {2, 3}}, {{}, {2, 1}, {3}}},
+                  .op = [](const In& x) { return Out{clamp(x[0], x[1], x[2])}; },
+                  .ref = [](const Refs& x) { return Refs{map2(map2(x[0], x[1], maximum_ref), x[2], minimum_ref)}; }});
+  rows.push_back({.name = "clamp_tensor_min_only",
+                  .samples = {{{3, 4}, {3, 4}}, {{2, 3}, {3}}},
+                  .op = [](const In& x) { return Out{x[0].clamp(x[1])}; },
+                  .ref = [](const Refs& x) { return Refs{map2(x[0], x[1], maximum_ref)}; }});
+  rows.push_back({.name = "clamp_tensor_max_only",
+                  .samples = {{{3, 4}, {3, 4}}, {{2, 3}, {}}},
+                  .op = [](const In& x) { return Out{clamp(x[0], std::nullopt, x[1])}; },
+                  .ref = [](const Refs& x) { return Refs{map2(x[0], x[1], minimum_ref)}; }});
+  rows.push_back({.name = "clamp_min_tensor",
+                  .samples = {{{3, 4}, {4}}, {{2, 3}, {2, 3}}},
+                  .op = [](const In& x) { return Out{clamp_min(x[0], x[1])}; },
+                  .ref = [](const Refs& x) { return Refs{map2(x[0], x[1], maximum_ref)}; }});
+  rows.push_back({.name = "clamp_max_tensor",
+                  .samples = {{{3, 4}, {3, 4}}, {{2, 3}, {3}}},
+                  .op = [](const In& x) { return Out{x[0].clamp_max(x[1])}; },
+                  .ref = [](const Refs& x) { return Refs{map2(x[0], x[1], minimum_ref)}; }});
 
   const S where_samples = {{{2, 3}, {2, 3}, {2, 3}}, {{2, 1}, {3}, {2, 3}}, {{}, {2, 3}, {}}, {{2, 3}, {}, {1, 3}}};
   rows.push_back({.name = "where",
@@ -151,13 +189,24 @@ std::vector<OpRow> pointwise_rows() {
                   .samples = {{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{4, 1, 3}, {2, 1}}, {{}, {}}},
                   .op = [](const In& x) { return Out{threshold_backward(x[0], x[1], 0)}; },
                   .ref = [](const Refs& x) {
-                    return Refs{map2(x[0], x[1], [](double g, double y) { return y > 0 ? g : 0.0; })};
+                    return Refs{map2(x[0], x[1], [](double g, double y) { return y <= 0 ? 0.0 : g; })};
                   }});
   rows.push_back({.name = "masked_fill",
                   .samples = {{{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 3}, {}}, {{4, 2, 3}, {2, 1}}, {{}, {}}},
                   .op = [](const In& x) { return Out{masked_fill(x[0], x[1], -1.25)}; },
                   .ref = [](const Refs& x) { return Refs{where_nd(x[1], Nd{{}, {-1.25}}, x[0])}; },
                   .domains = {Domain{}, boolean()}});
+  // Every row runs with NaN and +-inf too; the vectorised loops (relu, its backward, clamp, where)
+  // get a long sample that reaches them.
+  for (OpRow& r : rows) {
+    // A NaN bound passes no gradient (x >= NaN is false), which finite differences do not see.
+    if (r.name.find("_nan") != std::string::npos) r.differentiable = false;
+    r.specials = true;
+    if (r.name == "relu" || (r.name.starts_with("clamp") && r.samples[0].size() == 1))
+      r.special_samples = {{{1031}}, {{5, 67}}};
+    if (r.name == "threshold_backward") r.special_samples = {{{1031}, {1031}}, {{5, 67}, {}}};
+    if (r.name == "where") r.special_samples = {{{1031}, {1031}, {1031}}, {{5, 67}, {}, {5, 67}}};
+  }
   return rows;
 }
 COHORT_OP_ROWS("pointwise", pointwise_rows);

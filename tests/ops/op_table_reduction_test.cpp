@@ -1,6 +1,10 @@
 // Op-table rows for reductions (sum mean prod max min amax amin argmax argmin norm var std) and the
 // softmax family. References gather each reduced group with support/op_table.h's reduce() and fold
-// it with a plain loop.
+// it with a plain loop, with PyTorch's rules for NaN and inf (every row also runs with them): max
+// and min are NaN where the group holds one, argmax/argmin point at its first NaN, logsumexp
+// treats an infinite maximum as 0, softmax subtracts the maximum (a row with +inf, or only -inf,
+// is NaN). tests/fixtures/specials.json pins these against PyTorch.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -22,10 +26,16 @@ const S k3d = {{{2, 3, 4}}, {{3, 1, 2}}};
 double sum_of(const Group& g) { return std::accumulate(g.begin(), g.end(), 0.0); }
 double mean_of(const Group& g) { return sum_of(g) / g.size(); }
 double prod_of(const Group& g) { return std::accumulate(g.begin(), g.end(), 1.0, std::multiplies<>()); }
-double max_of(const Group& g) { return *std::max_element(g.begin(), g.end()); }
-double min_of(const Group& g) { return *std::min_element(g.begin(), g.end()); }
-double argmax_of(const Group& g) { return double(std::max_element(g.begin(), g.end()) - g.begin()); }
-double argmin_of(const Group& g) { return double(std::min_element(g.begin(), g.end()) - g.begin()); }
+// The position of the first NaN, or g.size().
+size_t first_nan(const Group& g) { return std::find_if(g.begin(), g.end(), [](double v) { return std::isnan(v); }) - g.begin(); }
+double max_of(const Group& g) { return first_nan(g) < g.size() ? NAN : *std::max_element(g.begin(), g.end()); }
+double min_of(const Group& g) { return first_nan(g) < g.size() ? NAN : *std::min_element(g.begin(), g.end()); }
+double argmax_of(const Group& g) {
+  return double(first_nan(g) < g.size() ? first_nan(g) : std::max_element(g.begin(), g.end()) - g.begin());
+}
+double argmin_of(const Group& g) {
+  return double(first_nan(g) < g.size() ? first_nan(g) : std::min_element(g.begin(), g.end()) - g.begin());
+}
 Fold var_of(bool unbiased) {
   return [unbiased](const Group& g) {
     const double m = mean_of(g);
@@ -38,12 +48,15 @@ Fold std_of(bool unbiased) { return [unbiased](const Group& g) { return std::sqr
 Fold norm_of(double p) {
   return [p](const Group& g) {
     double s = 0;
-    for (double v : g) s = std::isinf(p) ? std::max(s, std::abs(v)) : s + std::pow(std::abs(v), p);
+    for (double v : g) s = std::isinf(p) ? (std::isnan(v) ? v : std::max(s, std::abs(v))) : s + std::pow(std::abs(v), p);
+    if (std::isinf(p) && first_nan(g) < g.size()) return double(NAN);
     return std::isinf(p) ? s : std::pow(s, 1 / p);
   };
 }
+// PyTorch's logsumexp: an infinite maximum is taken as 0, so [inf, inf] gives inf, [-inf, -inf] -inf.
 double logsumexp_of(const Group& g) {
-  const double m = max_of(g);
+  double m = max_of(g);
+  if (std::isinf(m)) m = 0;
   double s = 0;
   for (double v : g) s += std::exp(v - m);
   return m + std::log(s);
@@ -80,7 +93,11 @@ OpRow softmax_like(std::string name, std::function<Tensor(const Tensor&)> op, in
           .op = [op](const In& x) { return Out{op(x[0])}; },
           .ref = [=](const Refs& x) {
             return Refs{along(x[0], dim, [log](const Group& g) {
-              const double lse = logsumexp_of(g);
+              // PyTorch's kernel: shift by the maximum (inf - inf is NaN), then normalise.
+              const double m = max_of(g);
+              double s = 0;
+              for (double v : g) s += std::exp(v - m);
+              const double lse = m + std::log(s);
               Group r;
               for (double v : g) r.push_back(log ? v - lse : std::exp(v - lse));
               return r;
@@ -142,6 +159,7 @@ std::vector<OpRow> reduction_rows() {
   };
   for (OpRow& r : rows)
     if (r.name == "prod") r.domains = {real(0.5, 1.5)};  // keeps the product of 24 values near 1
+  for (OpRow& r : rows) r.specials = true;  // every row runs with NaN and +-inf too
   // A single element has no unbiased variance (nan), so those rows skip the 0-d sample.
   for (OpRow& r : rows)
     if (r.name == "var" || r.name == "std") r.samples = {{{2, 3}}, {{2, 3, 4}}, {{5}}};

@@ -62,6 +62,13 @@ Nd take(const Nd& x, int64_t dim, const Nd& index) {
   });
 }
 
+// NaN and +-inf only move with the elements here, so every row checks them too, except the
+// conversion to int64 (NaN and inf have no int64 value; PyTorch leaves it undefined).
+std::vector<OpRow> with_specials(std::vector<OpRow> rows) {
+  for (OpRow& r : rows) r.specials = r.name != "to_int64";
+  return rows;
+}
+
 std::vector<OpRow> shape_rows() {
   const S k234 = {{{2, 3, 4}}};
   std::vector<OpRow> rows = {
@@ -124,11 +131,11 @@ std::vector<OpRow> shape_rows() {
              [](const Shape&) { return Shape{2, 2}; }, [](const Idx& i) { return Idx{i[0], 2, 1 + i[1]}; }),
   };
   rows[0].contiguous_only = true;  // view
-  return rows;
+  return with_specials(std::move(rows));
 }
 
 std::vector<OpRow> join_rows() {
-  return {
+  return with_specials({
       {.name = "chunk",
        .samples = {{{2, 7}}},
        .op = [](const In& x) { return chunk(x[0], 3, 1); },
@@ -192,11 +199,11 @@ std::vector<OpRow> join_rows() {
        .op = [](const In& x) { return Out{x[0].to(kInt64)}; },
        .ref = [](const Refs& x) { return Refs{map(x[0], [](double v) { return std::trunc(v); }, kInt64)}; },
        .domains = {real(-5, 5)}, .differentiable = false, .fixed_dtype = true},
-  };
+  });
 }
 
 std::vector<OpRow> indexing_rows() {
-  return {
+  return with_specials({
       {.name = "index_int64_tensor",
        .samples = {{{4, 3}, {5}}, {{4, 3}, {2, 2}}},
        .op = [](const In& x) { return Out{x[0].index({x[1]})}; },
@@ -266,7 +273,7 @@ std::vector<OpRow> indexing_rows() {
          return Refs{Nd{{static_cast<int64_t>(v.size())}, v}};
        },
        .domains = {Domain{}, boolean()}},
-  };
+  });
 }
 
 COHORT_OP_ROWS("shape", shape_rows);

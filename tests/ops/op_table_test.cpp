@@ -1,7 +1,7 @@
 // The generic op-table tests (STYLE.md section 5): every row of the table (tests/ops/op_table_*_test.cpp)
 // against its naive reference, again on non-contiguous views of the same values, through gradcheck
-// and gradgradcheck (float64, contiguous and non-contiguous) when differentiable, and float32
-// against float64.
+// and gradgradcheck (float64, contiguous and non-contiguous) when differentiable, float32
+// against float64, and, for rows that opt in, with NaN and +-inf among the inputs (values only).
 // Test names: OpTable/OpTableTest.<Check>/<op>, e.g. --gtest_filter='OpTable/*/softmax'.
 
 #include "support/gradcheck.h"
@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <iostream>
 #include <set>
@@ -31,6 +32,7 @@ class OpTableTest : public ::testing::TestWithParam<size_t> {
 class OpTableStrided : public OpTableTest {};
 class OpTableGradcheck : public OpTableTest {};
 class OpTableGradgradcheck : public OpTableTest {};
+class OpTableSpecials : public OpTableTest {};
 class OpTableOnCpu1 : public OpTableTest {
  protected:
   void SetUp() override {
@@ -68,6 +70,16 @@ TEST_P(OpTableGradgradcheck, Gradgradcheck) {
   for (size_t s = 0; s < row().samples.size(); ++s) {
     EXPECT_TRUE(check_gradgrad(row(), s, false));
     if (!row().contiguous_only) EXPECT_TRUE(check_gradgrad(row(), s, true));
+  }
+}
+
+// NaN, +inf and -inf among the inputs: the values follow PyTorch's rules (float64 and float32, and
+// float64 on strided views). Gradients are not compared there: finite differences at inf are not.
+TEST_P(OpTableSpecials, SpecialValues) {
+  for (size_t s = 0; s < special_sample_count(row()); ++s) {
+    EXPECT_TRUE(check_specials(row(), s, kFloat64, false));
+    if (!row().contiguous_only) EXPECT_TRUE(check_specials(row(), s, kFloat64, true));
+    EXPECT_TRUE(check_specials(row(), s, kFloat32, false));
   }
 }
 
@@ -115,6 +127,8 @@ INSTANTIATE_TEST_SUITE_P(OpTable, OpTableGradcheck,
 INSTANTIATE_TEST_SUITE_P(OpTable, OpTableGradgradcheck, ::testing::ValuesIn(rows_where([](const OpRow& r) {
                            return r.differentiable && r.no_gradgrad.empty();
                          })), row_name);
+INSTANTIATE_TEST_SUITE_P(OpTable, OpTableSpecials,
+                         ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.specials; })), row_name);
 INSTANTIATE_TEST_SUITE_P(OpTable, OpTableOnCpu1,
                          ::testing::ValuesIn(rows_where([](const OpRow& r) { return r.differentiable; })), row_name);
 
@@ -149,15 +163,45 @@ TEST(OpTableGradcheck, FlagsAWrongBackward) {
   EXPECT_EQ(to_nd(nc).v, to_nd(x).v);
 }
 
+// The special-values inputs hold NaN, +inf, -inf and ordinary values, only in floating inputs.
+TEST(OpTableSpecials, InputsHoldNanAndBothInfinities) {
+  const OpRow row{.name = "specials_meta", .samples = {{{64}, {64}}}, .op = {}, .ref = {},
+                  .domains = {Domain{}, boolean()}};
+  std::vector<Tensor> xs = special_inputs(row, 0, kFloat64);
+  ASSERT_EQ(xs.size(), 2u);
+  int nan = 0, pos = 0, neg = 0, finite = 0;
+  for (double v : to_nd(xs[0]).v) nan += std::isnan(v), pos += v == INFINITY, neg += v == -INFINITY, finite += std::isfinite(v);
+  EXPECT_GT(nan, 0);
+  EXPECT_GT(pos, 0);
+  EXPECT_GT(neg, 0);
+  EXPECT_GT(finite, 16);
+  EXPECT_EQ(xs[1].dtype(), kBool);
+  EXPECT_EQ(to_nd(special_inputs(row, 0, kFloat32)[0]).v.size(), 64u);
+}
+
+// The check catches a kernel that drops NaN (relu as x > 0 ? x : 0) and names the element.
+TEST(OpTableSpecials, FlagsAnOpThatDropsNan) {
+  const OpRow row{.name = "relu_dropping_nan", .samples = {{{3, 4}}},
+                  .op = [](const In& x) { return Out{where(x[0] > 0, x[0], zeros_like(x[0]))}; },
+                  .ref = [](const Refs& x) {
+                    return Refs{map(x[0], [](double v) { return std::isnan(v) || v > 0 ? v : 0.0; })};
+                  }};
+  ::testing::AssertionResult r = check_specials(row, 0, kFloat64, false);
+  ASSERT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("expected nan, got 0"), std::string::npos) << r.message();
+  EXPECT_NE(std::string(r.message()).find("[special values]"), std::string::npos) << r.message();
+}
+
 // Prints the row count once all tests have run, for the report ("N ops").
 class OpTableSummary : public ::testing::Environment {
  public:
   void TearDown() override {
-    size_t samples = 0, diff = 0, gradgrad = 0;
+    size_t samples = 0, diff = 0, gradgrad = 0, specials = 0;
     for (const OpRow& r : op_table())
-      samples += r.samples.size(), diff += r.differentiable, gradgrad += r.differentiable && r.no_gradgrad.empty();
+      samples += r.samples.size(), diff += r.differentiable, gradgrad += r.differentiable && r.no_gradgrad.empty(),
+          specials += r.specials;
     std::cout << "[ op table ] " << op_table().size() << " ops (" << diff << " differentiable, " << gradgrad
-              << " gradgradchecked, " << samples << " samples):";
+              << " gradgradchecked, " << specials << " with special values, " << samples << " samples):";
     for (auto& [area, n] : op_table_areas()) std::cout << " " << area << " " << n;
     std::cout << "\n";
   }

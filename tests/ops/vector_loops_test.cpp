@@ -59,19 +59,19 @@ TEST(OpFastPath, ThresholdBackwardEqualsTheWhereComposite) {
     for (const Shape& shape : kSizes) {
       SCOPED_TRACE(::testing::Message() << dtype << " " << IntArrayRef(shape));
       Tensor g = awkward(shape, dtype), y = relu(awkward(shape, dtype));
-      EXPECT_TRUE(same_bits(threshold_backward(g, y, 0), where(y > 0, g, zeros_like(g))));
-      EXPECT_TRUE(same_bits(threshold_backward(g, y, 0.5), where(y > 0.5, g, zeros_like(g))));
+      EXPECT_TRUE(same_bits(threshold_backward(g, y, 0), where(y <= 0, zeros_like(g), g)));
+      EXPECT_TRUE(same_bits(threshold_backward(g, y, 0.5), where(y <= 0.5, zeros_like(g), g)));
       Tensor g1 = full({}, 0.75, dtype).expand(shape);  // x.relu().sum()'s backward
-      EXPECT_TRUE(same_bits(threshold_backward(g1, y, 0), where(y > 0, g1, zeros_like(g1))));
+      EXPECT_TRUE(same_bits(threshold_backward(g1, y, 0), where(y <= 0, zeros_like(g1), g1)));
       // Strided operands take the scalar loop, with the same meaning.
       if (shape.size() == 2) {
         Tensor gt = g.t(), yt = y.t();
-        EXPECT_TRUE(same_bits(threshold_backward(gt, yt, 0), where(yt > 0, gt, zeros_like(gt))));
+        EXPECT_TRUE(same_bits(threshold_backward(gt, yt, 0), where(yt <= 0, zeros_like(gt), gt)));
       }
     }
   // Broadcasting, as PyTorch's threshold_backward allows it.
   Tensor g = randn({4, 5}), y = randn({5});
-  EXPECT_TRUE(same_bits(threshold_backward(g, y, 0), where(y > 0, g, zeros_like(g))));
+  EXPECT_TRUE(same_bits(threshold_backward(g, y, 0), where(y <= 0, zeros_like(g), g)));
 }
 
 TEST(OpFastPath, ReluGradientIsTheMaskedGradient) {
@@ -95,7 +95,7 @@ TEST(OpFastPath, ReluForwardOnEveryLayout) {
   for (DType dtype : {kFloat32, kFloat64})
     for (const Shape& shape : kSizes) {
       Tensor x = awkward(shape, dtype);
-      EXPECT_TRUE(same_bits(relu(x), where(x > 0, x, zeros_like(x))));  // NaN gives 0, as where(x > 0, x, 0) does
+      EXPECT_TRUE(same_bits(relu(x), where(x < 0, zeros_like(x), x)));  // NaN and -0 stay, as in PyTorch
     }
   Tensor x = randn({64, 65});
   EXPECT_TRUE(same_bits(relu(x.t()), relu(x).t()));

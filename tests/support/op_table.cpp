@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
@@ -124,8 +125,8 @@ static uint64_t seed_of(const std::string& name, size_t sample) {
   return h ^ (sample * 0x9E3779B97F4A7C15ull);
 }
 
-std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dtype) {
-  const std::vector<Shape>& shapes = row.samples[sample];
+static std::vector<Tensor> inputs_of_shapes(const OpRow& row, const std::vector<Shape>& shapes, size_t sample,
+                                            DType float_dtype) {
   std::mt19937_64 rng(seed_of(row.name, sample));
   auto domain = [&](size_t i) { return row.domains[std::min(i, row.domains.size() - 1)]; };
   // One jittered grid per Real range, dealt out over the inputs with that range.
@@ -163,6 +164,28 @@ std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dty
   return xs;
 }
 
+std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dtype) {
+  return inputs_of_shapes(row, row.samples[sample], sample, float_dtype);
+}
+
+size_t special_sample_count(const OpRow& row) { return row.samples.size() + row.special_samples.size(); }
+
+std::vector<Tensor> special_inputs(const OpRow& row, size_t sample, DType float_dtype) {
+  const bool own = sample < row.samples.size();
+  std::vector<Tensor> xs = inputs_of_shapes(
+      row, own ? row.samples[sample] : row.special_samples[sample - row.samples.size()], sample, float_dtype);
+  std::mt19937_64 rng(seed_of(row.name, sample) ^ 0x5EC1A15ull);
+  constexpr double kSpecial[] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                 -std::numeric_limits<double>::infinity()};
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Kind kind = row.domains[std::min(i, row.domains.size() - 1)].kind;
+    if (kind != Kind::Real && kind != Kind::Integer) continue;
+    for (int64_t e = 0; e < xs[i].numel(); ++e)
+      if (const uint64_t pick = rng() % 6; pick < 3) set_element(xs[i], e, kSpecial[pick]);
+  }
+  return xs;
+}
+
 // --- Checks -------------------------------------------------------------------------------------
 
 static std::string describe(const OpRow& row, const std::vector<Tensor>& xs, const char* variant) {
@@ -189,8 +212,8 @@ static ::testing::AssertionResult compare(const std::string& what, const std::ve
     const bool exact = !is_floating_point(want[o].dtype);
     for (int64_t j = 0; j < want[o].numel(); ++j) {
       const double g = element_at(got[o], j), e = want[o].v[j];
-      const bool ok = exact ? g == e
-                            : (std::isnan(e) ? std::isnan(g) : std::abs(g - e) <= atol + rtol * std::abs(e));
+      const bool ok = exact || std::isinf(e) ? g == e
+                                             : (std::isnan(e) ? std::isnan(g) : std::abs(g - e) <= atol + rtol * std::abs(e));
       if (!ok)
         return ::testing::AssertionFailure() << out << ", element " << index_string(got[o].sizes(), j)
                                              << ": expected " << e << ", got " << g << " (|diff| "
@@ -256,6 +279,39 @@ static ::testing::AssertionResult guarded(const std::string& what, F&& f) {
     bool any_float_input = false;
     for (const Tensor& x : x32) any_float_input |= x.dtype() == kFloat32;
     return compare(what, out32, want, row.f32_atol, row.f32_rtol, /*check_dtype=*/any_float_input);
+  });
+}
+
+// "[nan, 1.5, -inf, ...]": the first values of a tensor, to show which element held what.
+static std::string values_string(const Tensor& x) {
+  std::ostringstream os;
+  os << "[";
+  const int64_t shown = std::min<int64_t>(x.numel(), 16);
+  for (int64_t e = 0; e < shown; ++e) os << (e ? ", " : "") << element_at(x, e);
+  os << (x.numel() > shown ? ", ...]" : "]");
+  return os.str();
+}
+
+::testing::AssertionResult check_specials(const OpRow& row, size_t sample, DType float_dtype, bool noncontiguous) {
+  std::vector<Tensor> xs = special_inputs(row, sample, float_dtype);
+  if (noncontiguous)
+    for (Tensor& x : xs) x = make_noncontiguous(x);
+  std::string what = describe(row, xs, noncontiguous ? " [special values, non-contiguous]" : " [special values]");
+  what += " valued";
+  for (const Tensor& x : xs) what += " " + values_string(x);
+  return guarded(what, [&] {
+    Refs in;
+    for (const Tensor& x : xs) in.push_back(to_nd(x));  // float32 values are exact doubles
+    Refs want = row.ref(in);
+    const bool f32 = float_dtype == kFloat32;
+    bool any_float_input = false;
+    for (const Tensor& x : xs) any_float_input |= x.dtype() == float_dtype;
+    if (f32 && !row.fixed_dtype)
+      for (Nd& w : want)
+        if (w.dtype == kFloat64) w.dtype = kFloat32;
+    NoGradGuard no_grad;
+    return compare(what, row.op(xs), want, f32 ? row.f32_atol : row.atol, f32 ? row.f32_rtol : row.rtol,
+                   /*check_dtype=*/any_float_input);
   });
 }
 

@@ -3,7 +3,7 @@
 // differentiable. Rows live in tests/ops/op_table_<area>_test.cpp and register themselves with
 // COHORT_OP_ROWS; tests/ops/op_table_test.cpp runs every row through the generic checks:
 // reference, non-contiguous inputs, gradcheck and gradgradcheck (float64) and float32-vs-float64
-// agreement.
+// agreement; rows that opt in (.specials) also run with NaN and +-inf among their inputs.
 //
 // Adding an op adds a row:
 //   {.name = "exp", .samples = {{{2, 3}}, {{}}},
@@ -89,10 +89,23 @@ struct OpRow {
   double grad_eps = 1e-6, grad_atol = 1e-5, grad_rtol = 1e-3;
   // Why PyTorch itself has no double backward for this op (one line); empty: gradgradcheck runs.
   std::string no_gradgrad;
+  // Special values: each sample runs again with NaN, +inf and -inf dealt among the elements of its
+  // Real and Integer inputs (about half of them, see special_inputs), float64 and float32, and the
+  // op's values (not its gradients) must match the reference, which for such a row is written with
+  // PyTorch's semantics for them (NaN propagation, which NaN an argmax picks, inf - inf).
+  bool specials = false;
+  // Input shapes used by that check only, after the row's samples: long runs that reach the
+  // vectorised loops, whose handling of NaN is where kernels go wrong.
+  std::vector<std::vector<Shape>> special_samples;
 };
 
 // Inputs for one sample: Real and Integer inputs in `float_dtype`, deterministic per (row, sample).
 std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dtype);
+// The inputs of the special-values check: sample s < samples.size() is the row's sample s, the
+// rest index special_samples; the usual values with about a sixth of the Real and Integer elements
+// each turned into NaN, +inf and -inf (deterministic per (row, sample)).
+std::vector<Tensor> special_inputs(const OpRow& row, size_t sample, DType float_dtype);
+size_t special_sample_count(const OpRow& row);
 
 // The generic checks; each names the op, the input shapes, the output element, expected and got.
 ::testing::AssertionResult check_reference(const OpRow& row, size_t sample, bool noncontiguous);
@@ -100,6 +113,9 @@ std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType float_dty
 // gradgradcheck (float64) of a differentiable row without a no_gradgrad reason.
 ::testing::AssertionResult check_gradgrad(const OpRow& row, size_t sample, bool noncontiguous);
 ::testing::AssertionResult check_float32(const OpRow& row, size_t sample);
+// The special-values check of one sample: values against the reference, in float_dtype (float32:
+// with the row's float32 tolerances), on contiguous or non-contiguous inputs.
+::testing::AssertionResult check_specials(const OpRow& row, size_t sample, DType float_dtype, bool noncontiguous);
 
 // The registry: every area file adds its rows once, at static-initialisation time.
 std::vector<OpRow>& op_table();

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -33,6 +34,14 @@ DType dtype_named(const std::string& name) {
   throw std::runtime_error("unknown dtype " + name);
 }
 
+// "nan", "inf", "-inf": the values JSON cannot spell.
+static double non_finite(const std::string& s) {
+  if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (s == "inf") return std::numeric_limits<double>::infinity();
+  if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  throw std::runtime_error("a fixture value must be a number, nan, inf or -inf, got \"" + s + "\"");
+}
+
 Tensor decode_tensor(const json& entry) {
   DType dtype = entry.contains("dtype") ? dtype_named(entry.at("dtype")) : kFloat64;
   Tensor t = empty(entry.at("shape").get<Shape>(), TensorOptions(dtype));
@@ -41,7 +50,9 @@ Tensor decode_tensor(const json& entry) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
     for (size_t i = 0; i < data.size(); ++i)
-      p[i] = data[i].is_boolean() ? static_cast<T>(data[i].get<bool>()) : static_cast<T>(data[i].get<double>());
+      p[i] = data[i].is_boolean() ? static_cast<T>(data[i].get<bool>())
+             : data[i].is_string()  ? static_cast<T>(non_finite(data[i].get<std::string>()))
+                                    : static_cast<T>(data[i].get<double>());
   });
   return t;
 }
@@ -57,7 +68,8 @@ Tensor decode_tensor(const json& entry) {
   Tensor g = got.detach().to(kFloat64).contiguous();
   for (int64_t i = 0; i < w.numel(); ++i) {
     const double a = g.data_ptr<double>()[i], e = w.data_ptr<double>()[i];
-    if (!(std::abs(a - e) <= tol * (1 + std::abs(e))))
+    const bool ok = std::isnan(e) ? std::isnan(a) : std::isinf(e) ? a == e : std::abs(a - e) <= tol * (1 + std::abs(e));
+    if (!ok)
       return ::testing::AssertionFailure() << what << ", element " << index_string(w.sizes(), i) << ": expected " << e
                                            << " (PyTorch), got " << a;
   }

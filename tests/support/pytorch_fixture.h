@@ -1,5 +1,6 @@
 // Reading the values dumped from PyTorch (tests/fixtures/*.json, written by the generate*.py scripts):
-// each tensor is {"shape": [...], "data": [...], "dtype": "float64"} (dtype optional: float64).
+// each tensor is {"shape": [...], "data": [...], "dtype": "float64"} (dtype optional: float64); a value
+// may be the string "nan", "inf" or "-inf", which JSON has no number for.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@ DType dtype_named(const std::string& name);
 Tensor decode_tensor(const nlohmann::json& entry);
 
 // got against PyTorch's `want`: the same dtype (when the entry names one) and shape, and every value
-// within tol * (1 + |want|). A failure names `what`, the element, expected and got.
+// within tol * (1 + |want|) (NaN where want is NaN, the same infinity where it is infinite). A failure names `what`, the element, expected and got.
 ::testing::AssertionResult matches_pytorch(const std::string& what, const Tensor& got, const nlohmann::json& want,
                                            double tol = 1e-10);
 

@@ -139,6 +139,8 @@ TrainConfig resume_after_restart(const TrainConfig& given) {
 
 int run_eval(const std::string& path, const std::string& data_dir, int64_t batch_size, int threads,
              const std::string& json_out) {
+  COHORT_CHECK(threads >= 0 && threads <= kMaxThreads, "cohort eval: --threads must be from 0 to ", kMaxThreads,
+               " (0 = one per core, ", core_count(), " here), got ", threads);
   Checkpoint checkpoint = read_checkpoint(path);
   TrainConfig config = checkpoint.config;
   if (!data_dir.empty()) config.data_dir = data_dir;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cohort/core/error.h"
+#include "cohort/core/threads.h"
 #include "cohort/models/model.h"
 
 namespace cohort::app {
@@ -42,7 +43,11 @@ void TrainConfig::validate() const {
   COHORT_CHECK(momentum >= 0 && momentum < 1, "cohort train: --momentum must be in [0, 1), got ", momentum);
   COHORT_CHECK(weight_decay >= 0, "cohort train: --weight-decay must be at least 0, got ", weight_decay);
   COHORT_CHECK(threads >= 0, "cohort train: --threads must be at least 0 (0 = all cores), got ", threads);
+  COHORT_CHECK(threads <= kMaxThreads, "cohort train: --threads must be at most ", kMaxThreads, ", got ", threads,
+               "; hint: 0 gives one per core (", core_count(), " here)");
   COHORT_CHECK(workers >= 0, "cohort train: --workers must be at least 0, got ", workers);
+  COHORT_CHECK(workers <= kMaxThreads, "cohort train: --workers must be at most ", kMaxThreads, ", got ", workers,
+               "; hint: a few data-loading threads per core keep any model fed");
   COHORT_CHECK(limit >= 0, "cohort train: --limit must be at least 0 (0 = everything), got ", limit);
   COHORT_CHECK(checkpoint_every >= 0, "cohort train: --checkpoint-every must be at least 0 (0 = each epoch), got ",
                checkpoint_every);
@@ -118,7 +123,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.seed = j.at("seed").is_number_unsigned() ? j.at("seed").get<uint64_t>()
                                                  : static_cast<uint64_t>(integer_at(j, "seed", where));
     const int64_t workers = integer_at(j, "workers", where);
-    COHORT_CHECK(workers >= INT_MIN && workers <= INT_MAX, where, "'workers' is out of range, got ", workers);
+    COHORT_CHECK(workers >= 0 && workers <= kMaxThreads, where, "'workers' must be from 0 to ", kMaxThreads,
+                 " (data-loading threads), got ", workers);
     c.workers = static_cast<int>(workers);
     c.devices = j.value("devices", "cpu:0");
     c.limit = integer_at(j, "limit", where);

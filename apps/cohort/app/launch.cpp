@@ -65,6 +65,7 @@
 #include <sstream>
 
 #include "cohort/core/device.h"
+#include "cohort/core/threads.h"
 
 #include "app/launch_output.h"
 #include "app/launch_signals.h"
@@ -96,10 +97,30 @@ bool valid_store(const std::string& store) {
   return colon != std::string::npos && colon > 0 && parse_port(rest.substr(colon + 1), port);
 }
 
+// Ranks one launcher starts: a process each, forked at once, each with at least one thread and a
+// connection to every other rank. The same bound as threads (kMaxThreads): a rank per hardware
+// thread of the largest machines; more only compete for cores, and each costs a process.
+constexpr int kMaxLocalRanks = kMaxThreads;
+
+// $OMP_NUM_THREADS, which the ranks inherit unless --threads is given: "" when absent or a count from
+// 1 to kMaxThreads, else what is wrong with it.
+std::string omp_num_threads_error(const LaunchOptions& o) {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (o.threads > 0 || !env || !*env) return "";
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  if (*end == '\0' && n >= 1 && n <= kMaxThreads) return "";
+  return "$OMP_NUM_THREADS must be a thread count from 1 to " + std::to_string(kMaxThreads) + ", got \"" + env +
+         "\"; hint: unset it to divide the cores, or give --threads";
+}
+
 // The first thing wrong with the options, or "".
 std::string usage_error(const LaunchOptions& o) {
   std::ostringstream e;
   if (o.nproc_per_node < 1) e << "--nproc-per-node must be at least 1, got " << o.nproc_per_node;
+  else if (o.nproc_per_node > kMaxLocalRanks)
+    e << "--nproc-per-node must be at most " << kMaxLocalRanks << ", got " << o.nproc_per_node << " (this machine has "
+      << core_count() << " cores); hint: one rank per core at most, each with its share of the threads";
   else if (o.nnodes < 1) e << "--nnodes must be at least 1, got " << o.nnodes;
   else if (o.node_rank < 0 || o.node_rank >= o.nnodes)
     e << "--node-rank must be in 0.." << o.nnodes - 1 << " with --nnodes " << o.nnodes << ", got " << o.node_rank
@@ -115,6 +136,8 @@ std::string usage_error(const LaunchOptions& o) {
       << "; hint: file:/a/directory/every/node/shares, or redis://host:6379";
   else if (o.timeout < 0) e << "--timeout must be at least 0 seconds, got " << o.timeout;
   else if (o.threads < 0) e << "--threads must be at least 0 (0: divide the cores), got " << o.threads;
+  else if (o.threads > kMaxThreads) e << "--threads must be at most " << kMaxThreads << ", got " << o.threads;
+  else if (const std::string omp = omp_num_threads_error(o); !omp.empty()) e << omp;
   else if (!(o.grace >= 0)) e << "--grace must be at least 0 seconds, got " << o.grace;
   else if (o.max_restarts < 0) e << "--max-restarts must be at least 0, got " << o.max_restarts;
   else if (o.command.empty() || o.command[0].empty())

@@ -7,6 +7,7 @@
 
 #include "cohort/core/device.h"
 #include "cohort/core/error.h"
+#include "cohort/core/threads.h"
 #include "cohort/distributed/init.h"
 #include "cohort/ops/creation.h"
 
@@ -65,7 +66,12 @@ void Ranks::barrier() const {
 
 int threads_per_process(int requested) {
   if (requested > 0) return requested;
-  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && *omp) return env_int("OMP_NUM_THREADS", 1);
+  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp && *omp) {
+    const int n = env_int("OMP_NUM_THREADS", 1);
+    COHORT_CHECK(n <= kMaxThreads, "cohort train: $OMP_NUM_THREADS must be at most ", kMaxThreads, " threads, got ", n,
+                 "; hint: unset it for one thread per core (", core_count(), " here), or use --threads");
+    return n;
+  }
   return std::max(1, core_count() / env_int("LOCAL_WORLD_SIZE", 1));
 }
 

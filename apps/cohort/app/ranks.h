@@ -38,7 +38,8 @@ int restart_count();
 
 // The intra-op threads of one process: --threads when given, else $OMP_NUM_THREADS when set (cohort
 // launch divides the cores among the local processes), else the cores divided by the processes of
-// this machine ($LOCAL_WORLD_SIZE), at least 1.
+// this machine ($LOCAL_WORLD_SIZE), at least 1. Throws when $OMP_NUM_THREADS is not a count from 1
+// to kMaxThreads (1024).
 int threads_per_process(int requested);
 
 }  // namespace cohort::app

@@ -189,6 +189,9 @@ class Tensor {
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const;
   Tensor clamp_max(const Scalar& max) const;
+  Tensor clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) const;
+  Tensor clamp_min(const Tensor& min) const;
+  Tensor clamp_max(const Tensor& max) const;
   const Tensor& neg_() const;
   const Tensor& exp_() const;
   const Tensor& log_() const;

@@ -4,17 +4,32 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "cohort/core/device.h"
 
 namespace cohort {
 
+// The most threads cohort starts for one purpose: intra-op threads (set_num_threads) and a
+// DataLoader's workers (num_workers). A fixed number rather than a multiple of the cores, so that a
+// configuration valid on one machine is valid on all: it is above the hardware threads of today's
+// largest servers (2 sockets x 192 cores x 2 = 768), past which threads only compete for cores,
+// and far below the counts at which the system refuses threads (libgomp then crashes the process
+// rather than report it).
+constexpr int kMaxThreads = 1024;
+
 // The number of intra-op threads ops started from the calling thread use.
 int get_num_threads();
-// Sets it for the calling thread (and the threads it starts later). n >= 1; throws otherwise.
-// More threads than cores is allowed but slow: cohort warns once.
+// Sets it for the calling thread (and the threads it starts later). 1 <= n <= kMaxThreads; throws
+// cohort::Error otherwise. More threads than cores is allowed but slow: cohort warns once.
 void set_num_threads(int n);
+
+// std::thread(f), except that the system's refusal to start a thread (std::system_error: the thread
+// limit of the user or the machine, no memory for its stack) throws a cohort::Error that names
+// `what`: "could not start DataLoader worker 7 of 900: Resource temporarily unavailable; ...".
+std::thread start_thread(const std::string& what, std::function<void()> f);
 
 // Per-device intra-op threads (Note [Threads per device] in src/core/threads.cpp): the share of the
 // cores that work running for `device` uses while several devices run at once. Read by each device's

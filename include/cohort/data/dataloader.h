@@ -107,8 +107,9 @@ class DataLoader {
     int64_t batch = 0;  // batches of `epoch` handed out, in [0, num_batches()]
   };
 
-  // Throws on a null or empty dataset, batch_size < 1, num_workers < 0, prefetch_factor < 1, or
-  // when drop_last leaves no batch at all.
+  // Throws on a null or empty dataset, batch_size < 1, num_workers outside [0, kMaxThreads] (1024,
+  // cohort/core/threads.h), prefetch_factor < 1, or when drop_last leaves no batch at all. A loop
+  // whose workers the system refuses to start throws cohort::Error naming the worker.
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
   // Stops and joins the workers of a running loop; its iterator then compares equal to end().
   ~DataLoader();

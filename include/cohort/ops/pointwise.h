@@ -20,6 +20,7 @@ Tensor div(const Tensor& a, const Scalar& b);
 Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(const Tensor& a, const Scalar& exponent);
 Tensor pow(const Scalar& a, const Tensor& exponent);
+// Elementwise max and min; NaN if either is NaN (PyTorch's maximum/minimum, not fmax/fmin).
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
@@ -47,14 +48,28 @@ Tensor sin(const Tensor& x);
 Tensor cos(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor log1p(const Tensor& x);
+// NaN and inf follow IEEE/C99 (exp(-inf) = 0, log(0) = -inf, log(-1) = NaN, sqrt(-inf) = NaN), as in
+// PyTorch; sign(NaN) is 0 and relu(NaN) is NaN and relu(-0) is -0 (PyTorch 1.13).
+//
+// clamp: min(max(x, min), max), so max wins where min > max. A NaN in x stays NaN. A NaN scalar
+// bound makes every element NaN when both bounds are given, and for clamp_min/clamp_max; as clamp's
+// only bound it leaves x unchanged (PyTorch 1.13's rules). Integer x with a floating bound gives the
+// default float dtype. No gradient flows where x is outside the bounds, is NaN or meets a NaN bound.
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 Tensor clamp_min(const Tensor& x, const Scalar& min);
 Tensor clamp_max(const Tensor& x, const Scalar& max);
+// Tensor bounds (broadcast with x, type-promoted): maximum(x, min) then minimum(.., max), so a NaN in
+// x or in either bound gives NaN there. Gradients as PyTorch's: x where min <= x <= max, min where
+// x < min < max, max where x > max or max < min.
+//   clamp(x, lo, std::nullopt) == clamp_min(x, lo)
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt);
+Tensor clamp_min(const Tensor& x, const Tensor& min);
+Tensor clamp_max(const Tensor& x, const Tensor& max);
 Tensor& exp_out(Tensor& out, const Tensor& x);
 Tensor& relu_out(Tensor& out, const Tensor& x);
-// ReLU's backward in one pass (libtorch's name): grad_output where self > threshold, else 0.
-// grad_output and self: one floating dtype, broadcastable shapes. relu's backward is
-// threshold_backward(g, relu(x), 0).
+// ReLU's backward in one pass (libtorch's name): 0 where self <= threshold, else grad_output, so a
+// NaN self passes the gradient (as PyTorch). grad_output and self: one floating dtype,
+// broadcastable shapes. relu's backward is threshold_backward(g, relu(x), 0).
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 
 // Comparisons and logic, giving bool tensors.

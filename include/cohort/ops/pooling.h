@@ -9,7 +9,8 @@
 // Padding counts as -inf for max and (with count_include_pad, the default) as zeros in avg's
 // divisor. Adaptive pools: window i of an output of size P covers rows floor(i H / P) to
 // ceil((i + 1) H / P). Indices are flat positions h * W + w in the input plane, int64. NaN wins a
-// max window, as in PyTorch. Differentiable w.r.t. the input, to any order (create_graph).
+// max window, and the index is then the last NaN's (so its gradient goes there), as in PyTorch
+// 1.13. Differentiable w.r.t. the input, to any order (create_graph).
 // Throws cohort::Error naming the op for: a wrong input rank, an empty channel or spatial dim,
 // non-positive kernel_size, stride, dilation or output_size, padding greater than half the kernel, a
 // window larger than the padded input, an empty output; TypeError for non-floating inputs.

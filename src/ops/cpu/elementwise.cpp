@@ -130,7 +130,7 @@ void relu_loop(const Tensor& out, const Tensor& in) {
     if (s[0] == sizeof(T) && s[1] == sizeof(T)) return vec::relu(reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]), n);
     for (int64_t i = 0; i < n; ++i) {
       const T x = *reinterpret_cast<const T*>(p[1] + i * s[1]);
-      *reinterpret_cast<T*>(p[0] + i * s[0]) = x > T(0) ? x : T(0);
+      *reinterpret_cast<T*>(p[0] + i * s[0]) = x < T(0) ? T(0) : x;
     }
   });
 }
@@ -170,7 +170,7 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
     case UnaryOp::Sign: return unary_loop<T, T>(out, in, [](T x) { return sign_value(x); });
     case UnaryOp::Relu:
       if constexpr (kVectorised<T>) return relu_loop<T>(out, in);
-      else return unary_loop<T, T>(out, in, [](T x) { return x > T(0) ? x : T(0); });
+      else return unary_loop<T, T>(out, in, [](T x) { return x < T(0) ? T(0) : x; });
     case UnaryOp::Sigmoid: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / (F(1) + std::exp(-x)); });
     case UnaryOp::Tanh: return float_loop<T>(out, in, []<class F>(F x) { return std::tanh(x); });
     case UnaryOp::Square: return unary_loop<T, T>(out, in, [](T x) { return static_cast<T>(x * x); });
@@ -250,13 +250,11 @@ void clamp(const Tensor& out, const Tensor& in, std::optional<Scalar> lo, std::o
     using T = decltype(tag);
     const bool has_lo = lo.has_value(), has_hi = hi.has_value();
     const T l = has_lo ? lo->to<T>() : T(0), h = has_hi ? hi->to<T>() : T(0);
+    // Comparisons with NaN are false, so a NaN x stays NaN and a NaN bound changes nothing (the op
+    // handles the bounds that make everything NaN); min(max(x, lo), hi): hi wins where lo > hi.
     unary_loop<T, T>(out, in, [=](T x) {
-      if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(x)) return x;
-      }
-      if (has_lo && x < l) x = l;
-      if (has_hi && x > h) x = h;
-      return x;
+      x = has_lo && x < l ? l : x;
+      return has_hi && x > h ? h : x;
     });
   });
 }
@@ -304,7 +302,7 @@ void threshold_backward(const Tensor& out, const Tensor& grad, const Tensor& sel
         // Both values read first: a select of two loaded values needs no branch (a branch on the
         // sign of an activation is a coin toss for the predictor).
         const T gv = *reinterpret_cast<const T*>(p[1] + i * s[1]), yv = *reinterpret_cast<const T*>(p[2] + i * s[2]);
-        *reinterpret_cast<T*>(p[0] + i * s[0]) = yv > t ? gv : T(0);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = yv <= t ? T(0) : gv;
       }
     });
   });

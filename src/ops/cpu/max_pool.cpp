@@ -8,7 +8,8 @@
 // pass over memory, so plain loops that the compiler can keep in registers are as fast as a JIT:
 // each output row first clips its window to the input once (no test per tap), the common 2x2 /
 // stride 2 window without padding or dilation has a branch-free body, and every other geometry
-// walks its clipped window. NaN propagates as in PyTorch: the first NaN of a window is its maximum.
+// walks its clipped window. NaN propagates as in PyTorch: a window holding NaN has the maximum NaN,
+// and its index is the last NaN's (PyTorch 1.13's loop takes every NaN it meets).
 // One job per (n, c) plane, so the result does not depend on the number of threads.
 #include <cmath>
 #include <limits>
@@ -32,7 +33,8 @@ struct Taps {
   }
 };
 
-// Any window: the maximum without branches on the data, then the first tap that holds it.
+// Any window: the maximum without branches on the data, then the first tap that holds it (the last
+// NaN, when there is one).
 template <class T>
 void max_window(const T* x, int64_t sh, int64_t sw, int64_t W, int64_t h0, int64_t w0, const Taps& rows,
                 const Taps& cols, const Pool2dParams& p, T& y, int64_t& idx) {
@@ -46,6 +48,7 @@ void max_window(const T* x, int64_t sh, int64_t sw, int64_t W, int64_t h0, int64
       nan = nan || v != v;
     }
   }
+  y = best, idx = -1;  // an empty window: only with padding wider than the kernel, which the op refuses
   for (int64_t kh = rows.lo; kh < rows.hi; ++kh) {
     const int64_t h = h0 + kh * p.dilation[0];
     for (int64_t kw = cols.lo; kw < cols.hi; ++kw) {
@@ -53,11 +56,10 @@ void max_window(const T* x, int64_t sh, int64_t sw, int64_t W, int64_t h0, int64
       const T v = x[h * sh + w * sw];
       if (nan ? v != v : v == best) {
         y = v, idx = h * W + w;
-        return;
+        if (!nan) return;
       }
     }
   }
-  y = best, idx = -1;  // an empty window: only with padding wider than the kernel, which the op refuses
 }
 
 template <class T>

@@ -65,13 +65,10 @@ void max_pool2d_forward_reference(const Tensor& out, const Tensor& indices, cons
                 const int64_t w = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
                 if (w < 0 || w >= W) continue;
                 const T v = plane[h * sh + w * sw];
-                if (best_at < 0 || v > best || std::isnan(v)) {  // NaN wins, as in PyTorch
-                  best = v, best_at = h * W + w;
-                  if (std::isnan(v)) goto done;
-                }
+                // NaN wins, and the last NaN gives the index, as in PyTorch's loop
+                if (best_at < 0 || v > best || std::isnan(v)) best = v, best_at = h * W + w;
               }
             }
-          done:
             y[(job * P + oh) * Q + ow] = best;
             idx[(job * P + oh) * Q + ow] = best_at;
           }
@@ -227,13 +224,10 @@ void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const
             const int64_t w0 = start_index(ow, Q, W), w1 = end_index(ow, Q, W);
             T best = plane[h0 * sh + w0 * sw];
             int64_t best_at = h0 * W + w0;
-            for (int64_t h = h0; h < h1 && !std::isnan(best); ++h)
+            for (int64_t h = h0; h < h1; ++h)
               for (int64_t w = w0; w < w1; ++w) {
                 const T v = plane[h * sh + w * sw];
-                if (v > best || std::isnan(v)) {
-                  best = v, best_at = h * W + w;
-                  if (std::isnan(v)) break;
-                }
+                if (v > best || std::isnan(v)) best = v, best_at = h * W + w;  // the last NaN wins, as in PyTorch
               }
             y[(job * P + oh) * Q + ow] = best;
             idx[(job * P + oh) * Q + ow] = best_at;

@@ -135,7 +135,10 @@ struct NormReducer {
       else acc += std::pow(v, p);
     }
   }
-  void merge(Acc& a, const Acc& b) const { a = inf ? std::max(a, b) : a + b; }
+  void merge(Acc& a, const Acc& b) const {
+    // std::max would drop a NaN in b (a later chunk's).
+    a = !inf ? a + b : std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+  }
   Out finish(const Acc& a, int64_t) const {
     if (inf || p == 1) return static_cast<Out>(a);
     return static_cast<Out>(p == 2 ? std::sqrt(a) : std::pow(a, 1.0 / p));

@@ -20,7 +20,7 @@ COHORT_ALWAYS_INLINE void threshold_backward_impl(T* out, G g, const T* y, T thr
       gv = g[i];
     else
       gv = g;
-    out[i] = y[i] > threshold ? gv : T(0);
+    out[i] = y[i] <= threshold ? T(0) : gv;  // NaN in y passes the gradient, as in PyTorch
   }
 }
 
@@ -43,7 +43,10 @@ COHORT_ALWAYS_INLINE void where_impl(T* out, const bool* c, A a, B b, int64_t n)
 
 template <class T>
 COHORT_ALWAYS_INLINE void relu_impl(T* out, const T* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] > T(0) ? x[i] : T(0);
+  // x < 0 is false for NaN, which therefore stays NaN, and for -0, which stays -0, as in PyTorch (an
+  // ordered compare and a select; a max instruction would not do: maxps returns its second operand
+  // when either is NaN).
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] < T(0) ? T(0) : x[i];
 }
 
 // Per-channel sums: kLanes partial sums of T, lane j taking the elements at positions j modulo

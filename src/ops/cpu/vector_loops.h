@@ -12,7 +12,7 @@
 
 namespace cohort::kernel::vec {
 
-// out[i] = y[i] > threshold ? g[i] : 0 (ReLU's backward, given its output y; NaN in y gives 0).
+// out[i] = y[i] <= threshold ? 0 : g[i] (ReLU's backward, given its output y; NaN in y passes g).
 void threshold_backward(float* out, const float* g, const float* y, float threshold, int64_t n);
 void threshold_backward(double* out, const double* g, const double* y, double threshold, int64_t n);
 // The same with one broadcast gradient value (the backward of x.relu().sum()).
@@ -27,7 +27,7 @@ void where(double* out, const bool* c, double a, const double* b, int64_t n);
 void where(float* out, const bool* c, const float* a, float b, int64_t n);
 void where(double* out, const bool* c, const double* a, double b, int64_t n);
 
-// out[i] = x[i] > 0 ? x[i] : 0
+// out[i] = x[i] < 0 ? 0 : x[i] (NaN stays NaN, -0 stays -0: PyTorch's relu)
 void relu(float* out, const float* x, int64_t n);
 void relu(double* out, const double* x, int64_t n);
 
