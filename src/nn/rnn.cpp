@@ -1,6 +1,7 @@
 // Recurrent layers and cells: parameters in PyTorch's layout and a time loop of differentiable ops.
 #include "cohort/nn/rnn.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -67,10 +68,15 @@ std::vector<Tensor> run_direction(const RNNConfig& c, const Tensor* w, const Ten
   Tensor w_hr = c.proj_size > 0 ? w[c.bias ? 4 : 2] : Tensor();
   // The whole sequence's input projection in one matmul.
   Tensor xp = functional::linear(x.reshape({T * N, x.size(2)}), w[0], b_ih).view({T, N, w[0].size(0)});
+  // A step sliced out of xp costs backward a zero-filled gradient of xp's whole size (one node per
+  // view), so steps are sliced out of blocks of about sqrt(T) steps: O(T^1.5) rather than O(T^2).
+  const auto block = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(T)))));
+  std::vector<Tensor> blocks = split(xp, block, 0);
   std::vector<Tensor> outs(static_cast<size_t>(T));
   for (int64_t s = 0; s < T; ++s) {
     int64_t t = reverse ? T - 1 - s : s;
-    auto next = step(c.mode, select(xp, 0, t), h, cs, w[1], b_hh, w_hr);
+    Tensor xt = select(blocks[static_cast<size_t>(t / block)], 0, t % block);
+    auto next = step(c.mode, xt, h, cs, w[1], b_hh, w_hr);
     h = next[0];
     if (next.size() > 1) cs = next[1];
     outs[static_cast<size_t>(t)] = h;
