@@ -210,6 +210,11 @@ TEST(RNNModule, BatchFirstAndUnbatchedAgreeWithTimeMajor) {
   EXPECT_EQ(Shape(yu.sizes()), (Shape{5, 8}));
   EXPECT_EQ(Shape(std::get<1>(stu).sizes()), (Shape{4, 4}));
   EXPECT_LT(max_diff(yu, y.select(1, 1)), 1e-6);
+  // Through the holder's call operator, as libtorch code calls a module.
+  auto [yc, stc] = tm(x);
+  EXPECT_LT(max_diff(yc, y), 1e-7);
+  nn::GRUCell cell(3, 4);
+  EXPECT_EQ(Shape(cell(x[0], randn({2, 4})).sizes()), (Shape{2, 4}));
 }
 
 TEST(RNNModule, DropoutBetweenLayersOnlyInTraining) {
