@@ -93,9 +93,9 @@ Tensor initial_state(const RNNConfig& c, const Tensor& given, const char* what, 
   COHORT_CHECK(given.dim() == (batched ? 3 : 2), name_of(c), ": for ", batched ? "batched 3-d" : "unbatched 2-d",
                " input, ", what, " should be ", batched ? "3-d" : "2-d", " of shape ", want, ", got shape ",
                given.sizes());
-  COHORT_CHECK(given.sizes() == want, name_of(c), ": expected ", what, " of shape ", want,
-               " (num_layers * num_directions, batch, ", c.proj_size > 0 && size == c.proj_size ? "proj_size" : "hidden_size",
-               "), got ", given.sizes());
+  const char* last = c.proj_size > 0 && size == c.proj_size ? "proj_size" : "hidden_size";
+  COHORT_CHECK(given.sizes() == want, name_of(c), ": expected ", what, " of shape ", want, " (num_layers * num_directions, ",
+               batched ? "batch, " : "", last, "), got ", given.sizes());
   COHORT_CHECK(given.dtype() == x.dtype(), name_of(c), ": ", what, " has dtype ", given.dtype(),
                " but the input has ", x.dtype());
   return batched ? given : given.unsqueeze(1);

@@ -76,7 +76,8 @@ void lstm_values() {
   check(close(std::get<1>(std::get<1>(out))[0], c, 1e-5), "LSTM c_n by the equations");
 }
 
-// GRU (one sample; libtorch 1.13's C++ GRU takes only 3-d input) against n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h.
+// GRU (one sample; libtorch 1.13's C++ GRU takes only 3-d input) against
+// n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h.
 void gru_values() {
   torch::nn::GRU gru(torch::nn::GRUOptions(3, 4));
   fill_weights(*gru);
