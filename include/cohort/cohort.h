@@ -58,6 +58,7 @@
 #include "cohort/nn/module_holder.h"
 #include "cohort/nn/normalization.h"
 #include "cohort/nn/pooling.h"
+#include "cohort/nn/rnn.h"
 #include "cohort/nn/utils.h"
 
 // optim: optimizers, learning-rate schedulers, gradient accumulation

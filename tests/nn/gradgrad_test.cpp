@@ -203,4 +203,77 @@ TEST_F(LayerGradgrad, SequentialNetwork) {
                           {randn64({2, 1, 4, 4})}, [&](const In& x) { return net->forward(x[0]); }));
 }
 
+// Recurrent layers: every output (sequence output and final states) in one tensor, with respect to
+// the input, the initial states and every parameter.
+Tensor flat_cat(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> flat;
+  for (const Tensor& t : ts) flat.push_back(t.reshape({-1}));
+  return cat(flat, 0);
+}
+
+template <class Impl>
+Params weights_of(Impl& m) {
+  Params ps;
+  for (Tensor& w : m.flat_weights()) ps.push_back(&w);
+  return ps;
+}
+
+TEST_F(LayerGradgrad, RNN) {
+  auto m = in_float64(nn::RNN(nn::RNNOptions(2, 2).num_layers(2).bidirectional(true)));
+  EXPECT_TRUE(check_layer("RNN(2, 2, num_layers=2, bidirectional=True)", weights_of(*m), {randn64({3, 2, 2}), randn64({4, 2, 2})},
+                          [&](const In& x) {
+                            auto [y, h] = m->forward(x[0], x[1]);
+                            return flat_cat({y, h});
+                          }));
+  auto r = in_float64(nn::RNN(nn::RNNOptions(2, 3).nonlinearity(kReLU).batch_first(true)));
+  EXPECT_TRUE(check_layer("RNN(relu, batch_first)", weights_of(*r), {randn64({2, 3, 2})}, [&](const In& x) {
+    auto [y, h] = r->forward(x[0]);
+    return flat_cat({y, h});
+  }));
+}
+
+TEST_F(LayerGradgrad, LSTM) {
+  auto m = in_float64(nn::LSTM(nn::LSTMOptions(2, 2).num_layers(2).bidirectional(true)));
+  EXPECT_TRUE(check_layer("LSTM(2, 2, num_layers=2, bidirectional=True)", weights_of(*m),
+                          {randn64({3, 2, 2}), randn64({4, 2, 2}), randn64({4, 2, 2})}, [&](const In& x) {
+                            auto [y, st] = m->forward(x[0], std::make_tuple(x[1], x[2]));
+                            return flat_cat({y, std::get<0>(st), std::get<1>(st)});
+                          }));
+  auto p = in_float64(nn::LSTM(nn::LSTMOptions(2, 3).proj_size(2).batch_first(true)));
+  EXPECT_TRUE(check_layer("LSTM(2, 3, proj_size=2, batch_first=True)", weights_of(*p), {randn64({2, 3, 2})},
+                          [&](const In& x) {
+                            auto [y, st] = p->forward(x[0]);
+                            return flat_cat({y, std::get<0>(st), std::get<1>(st)});
+                          }));
+}
+
+TEST_F(LayerGradgrad, GRU) {
+  auto m = in_float64(nn::GRU(nn::GRUOptions(2, 2).num_layers(2).bidirectional(true)));
+  EXPECT_TRUE(check_layer("GRU(2, 2, num_layers=2, bidirectional=True)", weights_of(*m), {randn64({3, 2, 2}), randn64({4, 2, 2})},
+                          [&](const In& x) {
+                            auto [y, h] = m->forward(x[0], x[1]);
+                            return flat_cat({y, h});
+                          }));
+  auto u = in_float64(nn::GRU(nn::GRUOptions(2, 3).bias(false)));
+  EXPECT_TRUE(check_layer("GRU(unbatched, bias=False)", weights_of(*u), {randn64({3, 2})}, [&](const In& x) {
+    auto [y, h] = u->forward(x[0]);
+    return flat_cat({y, h});
+  }));
+}
+
+TEST_F(LayerGradgrad, RecurrentCells) {
+  auto r = in_float64(nn::RNNCell(nn::RNNCellOptions(3, 2).nonlinearity(kReLU)));
+  EXPECT_TRUE(check_layer("RNNCell(relu)", {&r->weight_ih, &r->weight_hh, &r->bias_ih, &r->bias_hh},
+                          {randn64({2, 3}), randn64({2, 2})}, [&](const In& x) { return r->forward(x[0], x[1]); }));
+  auto l = in_float64(nn::LSTMCell(3, 2));
+  EXPECT_TRUE(check_layer("LSTMCell", {&l->weight_ih, &l->weight_hh, &l->bias_ih, &l->bias_hh},
+                          {randn64({2, 3}), randn64({2, 2}), randn64({2, 2})}, [&](const In& x) {
+                            auto [h, c] = l->forward(x[0], std::make_tuple(x[1], x[2]));
+                            return flat_cat({h, c});
+                          }));
+  auto g = in_float64(nn::GRUCell(3, 2));
+  EXPECT_TRUE(check_layer("GRUCell", {&g->weight_ih, &g->weight_hh, &g->bias_ih, &g->bias_hh},
+                          {randn64({3}), randn64({2})}, [&](const In& x) { return g->forward(x[0], x[1]); }));
+}
+
 }  // namespace
