@@ -23,9 +23,11 @@
 
 #include "app/cli.h"
 #include "app/run_checkpoint.h"
+#include "apps/run_cohort.h"
 #include "app/run_dir.h"
 
 namespace fs = std::filesystem;
+using cohort::testing::run_cohort;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -35,16 +37,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("cohort-run-dir-test-" + std::to_string(::getpid())) / name;
   fs::remove_all(dir);
   return dir;
-}
-
-// Runs `cohort <args>` in-process; returns the exit code and stderr's text.
-std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
-  args.insert(args.begin(), "cohort");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStderr();
-  int code = cohort::app::run_cli(static_cast<int>(argv.size()), argv.data());
-  return {code, ::testing::internal::GetCapturedStderr()};
 }
 
 std::vector<std::string> train_flags(const fs::path& out, const std::vector<std::string>& more = {}) {

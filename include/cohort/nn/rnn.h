@@ -34,117 +34,88 @@ inline constexpr ReLUNonlinearity kReLU{};
 
 namespace nn {
 
-struct RNNOptions {
-  using nonlinearity_t = std::variant<TanhNonlinearity, ReLUNonlinearity>;
-  RNNOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  RNNOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
-  RNNOptions& nonlinearity(nonlinearity_t v) { nonlinearity_ = v; return *this; }
-  RNNOptions& bias(bool v) { bias_ = v; return *this; }
-  RNNOptions& batch_first(bool v) { batch_first_ = v; return *this; }
-  RNNOptions& dropout(double v) { dropout_ = v; return *this; }
-  RNNOptions& bidirectional(bool v) { bidirectional_ = v; return *this; }
+namespace detail {
+
+// The options every recurrent layer has; Self is the options type the setters return.
+template <class Self>
+struct RecurrentOptions {
+  RecurrentOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  Self& num_layers(int64_t v) { num_layers_ = v; return self(); }
+  Self& bias(bool v) { bias_ = v; return self(); }
+  Self& batch_first(bool v) { batch_first_ = v; return self(); }
+  Self& dropout(double v) { dropout_ = v; return self(); }
+  Self& bidirectional(bool v) { bidirectional_ = v; return self(); }
   int64_t input_size() const { return input_size_; }
   int64_t hidden_size() const { return hidden_size_; }
   int64_t num_layers() const { return num_layers_; }
-  nonlinearity_t nonlinearity() const { return nonlinearity_; }
   bool bias() const { return bias_; }
   bool batch_first() const { return batch_first_; }
   double dropout() const { return dropout_; }
   bool bidirectional() const { return bidirectional_; }
 
  private:
+  Self& self() { return static_cast<Self&>(*this); }
   int64_t input_size_, hidden_size_, num_layers_ = 1;
-  nonlinearity_t nonlinearity_ = kTanh;
   bool bias_ = true, batch_first_ = false;
   double dropout_ = 0.0;
   bool bidirectional_ = false;
 };
 
-struct LSTMOptions {
-  LSTMOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  LSTMOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
-  LSTMOptions& bias(bool v) { bias_ = v; return *this; }
-  LSTMOptions& batch_first(bool v) { batch_first_ = v; return *this; }
-  LSTMOptions& dropout(double v) { dropout_ = v; return *this; }
-  LSTMOptions& bidirectional(bool v) { bidirectional_ = v; return *this; }
-  LSTMOptions& proj_size(int64_t v) { proj_size_ = v; return *this; }  // 0: no projection
+// The options every recurrent cell has.
+template <class Self>
+struct CellOptions {
+  CellOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  Self& bias(bool v) { bias_ = v; return static_cast<Self&>(*this); }
   int64_t input_size() const { return input_size_; }
   int64_t hidden_size() const { return hidden_size_; }
-  int64_t num_layers() const { return num_layers_; }
   bool bias() const { return bias_; }
-  bool batch_first() const { return batch_first_; }
-  double dropout() const { return dropout_; }
-  bool bidirectional() const { return bidirectional_; }
+
+ private:
+  int64_t input_size_, hidden_size_;
+  bool bias_ = true;
+};
+
+}  // namespace detail
+
+struct RNNOptions : detail::RecurrentOptions<RNNOptions> {
+  using nonlinearity_t = std::variant<TanhNonlinearity, ReLUNonlinearity>;
+  using RecurrentOptions::RecurrentOptions;
+  RNNOptions& nonlinearity(nonlinearity_t v) { nonlinearity_ = v; return *this; }
+  nonlinearity_t nonlinearity() const { return nonlinearity_; }
+
+ private:
+  nonlinearity_t nonlinearity_ = kTanh;
+};
+
+struct LSTMOptions : detail::RecurrentOptions<LSTMOptions> {
+  using RecurrentOptions::RecurrentOptions;
+  LSTMOptions& proj_size(int64_t v) { proj_size_ = v; return *this; }  // 0: no projection
   int64_t proj_size() const { return proj_size_; }
 
  private:
-  int64_t input_size_, hidden_size_, num_layers_ = 1;
-  bool bias_ = true, batch_first_ = false;
-  double dropout_ = 0.0;
-  bool bidirectional_ = false;
   int64_t proj_size_ = 0;
 };
 
-struct GRUOptions {
-  GRUOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  GRUOptions& num_layers(int64_t v) { num_layers_ = v; return *this; }
-  GRUOptions& bias(bool v) { bias_ = v; return *this; }
-  GRUOptions& batch_first(bool v) { batch_first_ = v; return *this; }
-  GRUOptions& dropout(double v) { dropout_ = v; return *this; }
-  GRUOptions& bidirectional(bool v) { bidirectional_ = v; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  int64_t num_layers() const { return num_layers_; }
-  bool bias() const { return bias_; }
-  bool batch_first() const { return batch_first_; }
-  double dropout() const { return dropout_; }
-  bool bidirectional() const { return bidirectional_; }
-
- private:
-  int64_t input_size_, hidden_size_, num_layers_ = 1;
-  bool bias_ = true, batch_first_ = false;
-  double dropout_ = 0.0;
-  bool bidirectional_ = false;
+struct GRUOptions : detail::RecurrentOptions<GRUOptions> {
+  using RecurrentOptions::RecurrentOptions;
 };
 
-struct RNNCellOptions {
+struct RNNCellOptions : detail::CellOptions<RNNCellOptions> {
   using nonlinearity_t = RNNOptions::nonlinearity_t;
-  RNNCellOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  RNNCellOptions& bias(bool v) { bias_ = v; return *this; }
+  using CellOptions::CellOptions;
   RNNCellOptions& nonlinearity(nonlinearity_t v) { nonlinearity_ = v; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  bool bias() const { return bias_; }
   nonlinearity_t nonlinearity() const { return nonlinearity_; }
 
  private:
-  int64_t input_size_, hidden_size_;
-  bool bias_ = true;
   nonlinearity_t nonlinearity_ = kTanh;
 };
 
-struct LSTMCellOptions {
-  LSTMCellOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  LSTMCellOptions& bias(bool v) { bias_ = v; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  bool bias() const { return bias_; }
-
- private:
-  int64_t input_size_, hidden_size_;
-  bool bias_ = true;
+struct LSTMCellOptions : detail::CellOptions<LSTMCellOptions> {
+  using CellOptions::CellOptions;
 };
 
-struct GRUCellOptions {
-  GRUCellOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
-  GRUCellOptions& bias(bool v) { bias_ = v; return *this; }
-  int64_t input_size() const { return input_size_; }
-  int64_t hidden_size() const { return hidden_size_; }
-  bool bias() const { return bias_; }
-
- private:
-  int64_t input_size_, hidden_size_;
-  bool bias_ = true;
+struct GRUCellOptions : detail::CellOptions<GRUCellOptions> {
+  using CellOptions::CellOptions;
 };
 
 namespace detail {
