@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
   for (const optim::LRScheduler* scheduler : {static_cast<const optim::LRScheduler*>(run.scheduler.get()),
                                               static_cast<const optim::LRScheduler*>(nullptr)}) {
     fs::remove_all(tmp / "run");
-    const fs::path file = app::save_run_checkpoint(tmp / "run", config, progress, *run.model, *run.optimizer, scheduler);
+    const fs::path file = app::save_run_checkpoint(tmp / "run", "seed-run", config, progress, *run.model, *run.optimizer,
+                                                   scheduler);
     put("run_checkpoint", text(io::load_safetensors_metadata(file).at("cohort.run")));
   }
   fs::remove_all(tmp);
