@@ -81,19 +81,19 @@ template <size_t D, class Derived>
 std::tuple<Tensor, Tensor, Tensor> BatchNormImplBase<D, Derived>::forward_with_stats(const Tensor& input) {
   check_input(input);
   const bool training = this->is_training();
-  std::optional<double> factor = options.momentum();
+  double factor = 0;
   if (training && options.track_running_stats()) {
     NoGradGuard no_grad;
     num_batches_tracked.add_(1);
-    if (!factor) factor = 1.0 / static_cast<double>(num_batches_tracked.template item<int64_t>());
+    factor = running_stats_weight(options, num_batches_tracked.template item<int64_t>());
   }
   // Batch statistics in training, and always without running ones; the running ones are updated
   // in training only.
   const bool use_running = !training && options.track_running_stats();
   const bool update_running = training && options.track_running_stats();
   return batch_norm_with_stats(input, weight, bias, use_running || update_running ? running_mean : Tensor(),
-                               use_running || update_running ? running_var : Tensor(), !use_running,
-                               factor.value_or(0.0), options.eps());
+                               use_running || update_running ? running_var : Tensor(), !use_running, factor,
+                               options.eps());
 }
 
 template <size_t D, class Derived>

@@ -2,8 +2,8 @@
 #include "cohort/ops/sorting.h"
 
 #include <algorithm>
+#include <optional>
 
-#include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/shape.h"
@@ -24,35 +24,42 @@ Tensor order(const Tensor& x, int64_t dim, bool descending, int64_t k) {
   return indices;
 }
 
-// A 0-d x is a lane of one: (x, 0), as PyTorch returns for every k it accepts (0 or 1).
-std::tuple<Tensor, Tensor> sorted_prefix(const char* op, const Tensor& x, int64_t k, int64_t dim, bool descending) {
+// The lane an op sorts: dim wrapped, and how many of its first positions to keep (k; nullopt: all),
+// checked. A 0-d x is a lane of one.
+struct Lane {
+  int64_t dim, k;
+};
+Lane lane_of(const char* op, const Tensor& x, int64_t dim, std::optional<int64_t> k) {
   detail::check_defined(op, x);
   dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), op);
   const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
-  COHORT_CHECK(k >= 0 && k <= n, op, ": k must be in [0, ", n, "] (the size of dim ", dim, " of input ", x.sizes(),
-               "), got ", k);
+  COHORT_CHECK(!k || (*k >= 0 && *k <= n), op, ": k must be in [0, ", n, "] (the size of dim ", dim, " of input ",
+               x.sizes(), "), got ", k.value_or(0));
+  return {dim, k.value_or(n)};
+}
+
+// (values, indices) of the lane's first positions; for a 0-d x, (x, 0), as PyTorch returns for
+// every k it accepts (0 or 1).
+std::tuple<Tensor, Tensor> sorted(const Tensor& x, Lane lane, bool descending) {
   if (x.dim() == 0) return {x.view({}), zeros({}, TensorOptions(kInt64).device(x.device()))};
-  Tensor indices = order(x, dim, descending, k);
-  return {gather(x, dim, indices), indices};
+  Tensor indices = order(x, lane.dim, descending, lane.k);
+  return {gather(x, lane.dim, indices), indices};
 }
 
 }  // namespace
 
 std::tuple<Tensor, Tensor> sort(const Tensor& x, int64_t dim, bool descending) {
-  detail::check_defined("sort", x);
-  const int64_t n = x.dim() == 0 ? 1 : x.size(wrap_dim(dim, x.dim(), "sort"));
-  return sorted_prefix("sort", x, n, dim, descending);
+  return sorted(x, lane_of("sort", x, dim, std::nullopt), descending);
 }
 
 Tensor argsort(const Tensor& x, int64_t dim, bool descending) {
-  detail::check_defined("argsort", x);
-  if (x.dim() == 0) return std::get<1>(sorted_prefix("argsort", x, 1, dim, descending));
-  dim = wrap_dim(dim, x.dim(), "argsort");
-  return order(x, dim, descending, x.size(dim));
+  const Lane lane = lane_of("argsort", x, dim, std::nullopt);
+  if (x.dim() == 0) return zeros({}, TensorOptions(kInt64).device(x.device()));
+  return order(x, lane.dim, descending, lane.k);
 }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
-  return sorted_prefix("topk", x, k, dim, largest);
+  return sorted(x, lane_of("topk", x, dim, k), largest);
 }
 
 }  // namespace cohort

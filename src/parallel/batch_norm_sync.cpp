@@ -37,6 +37,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
@@ -46,13 +47,19 @@
 
 namespace cohort::parallel::detail {
 
+namespace {
+
+template <class Layer>
+BnView view_of(Layer* b) {
+  return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias,
+          &b->training_forward, [b](const Tensor& x) { return b->forward_with_stats(x); }};
+}
+
+}  // namespace
+
 BnView bn_view(nn::Module& m) {
-  if (auto* b = dynamic_cast<nn::BatchNorm1dImpl*>(&m))
-    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias,
-            &b->training_forward};
-  if (auto* b = dynamic_cast<nn::BatchNorm2dImpl*>(&m))
-    return {&b->options, &b->running_mean, &b->running_var, &b->num_batches_tracked, &b->weight, &b->bias,
-            &b->training_forward};
+  if (auto* b = dynamic_cast<nn::BatchNorm1dImpl*>(&m)) return view_of(b);
+  if (auto* b = dynamic_cast<nn::BatchNorm2dImpl*>(&m)) return view_of(b);
   return {};
 }
 
@@ -84,13 +91,14 @@ SyncBn::Round rendezvous(SyncBn& sync, size_t r, const Tensor& s1, const Tensor&
                "one's thread (autograd::grad or backward called inside forward, reaching tensors of ", device, ")");
   if (round.arrived < sync.participants.size()) {
     const size_t p = *missing();
-    throw Error(cohort::detail::str("DataParallel: sync batch norm: replica ", r, " on ", device, " reached call ", call + 1,
-                            " of this layer, but replica ", p,
-                            sync.ended[p] == SyncBn::Ended::kThrew
-                                ? " failed before reaching it (see its error)"
-                                : cohort::detail::str(" returned after calling it ", sync.calls[p], " time(s); hint: every "
-                                              "replica must call its batch-norm layers equally often, since sync "
-                                              "batch norm pairs their calls in order")));
+    const std::string why =
+        sync.ended[p] == SyncBn::Ended::kThrew
+            ? std::string(" failed before reaching it (see its error)")
+            : cohort::detail::str(" returned after calling it ", sync.calls[p], " time(s); hint: every replica must "
+                                  "call its batch-norm layers equally often, since sync batch norm pairs their calls "
+                                  "in order");
+    throw Error(cohort::detail::str("DataParallel: sync batch norm: replica ", r, " on ", device, " reached call ",
+                                    call + 1, " of this layer, but replica ", p, why));
   }
   return round;
 }
@@ -119,8 +127,7 @@ Tensor sync_batch_norm(nn::Module& m, const Tensor& x, SyncBn& sync, size_t r) {
   if (v.options->track_running_stats() && v.running_mean->defined()) {
     NoGradGuard no_grad;
     v.num_batches_tracked->add_(1);
-    const double f = v.options->momentum() ? *v.options->momentum()
-                                           : 1.0 / static_cast<double>(v.num_batches_tracked->item<int64_t>());
+    const double f = nn::running_stats_weight(*v.options, v.num_batches_tracked->item<int64_t>());
     v.running_mean->copy_(v.running_mean->to(kFloat64) * (1 - f) + mu * f);
     v.running_var->copy_(v.running_var->to(kFloat64) * (1 - f) + var * (total / (total - 1) * f));
   }
@@ -161,7 +168,7 @@ bool merge_batch_norm(BnLayer& layer, const std::vector<size_t>& which, const Pl
       Tensor d = s.mean.to(device) - mu;
       m2 = m2 + s.m2.to(device) + d * d * s.count;
     }
-    double f = m.options->momentum() ? *m.options->momentum() : 1.0 / static_cast<double>(old_count + 1);
+    const double f = nn::running_stats_weight(*m.options, old_count + 1);
     new_mean = old_mean * (1 - f) + mu * f;
     new_var = old_var * (1 - f) + m2 / std::max(c - 1, 1.0) * f;
   } else {
@@ -182,10 +189,9 @@ bool merge_batch_norm(BnLayer& layer, const std::vector<size_t>& which, const Pl
 
 void record_batch_stats(nn::Module& replica_layer, std::shared_ptr<BnStats> stats) {
   *bn_view(replica_layer).training_forward = [&replica_layer, stats](const Tensor& x) {
-    auto [y, mean, var] = dynamic_cast<nn::BatchNorm1dImpl*>(&replica_layer)
-                              ? static_cast<nn::BatchNorm1dImpl&>(replica_layer).forward_with_stats(x)
-                              : static_cast<nn::BatchNorm2dImpl&>(replica_layer).forward_with_stats(x);
-    if (bn_view(replica_layer).options->track_running_stats()) {
+    const BnView v = bn_view(replica_layer);
+    auto [y, mean, var] = v.forward_with_stats(x);
+    if (v.options->track_running_stats()) {
       stats->count = static_cast<double>(x.numel() / x.size(1));
       stats->mean = mean;
       stats->m2 = var * stats->count;

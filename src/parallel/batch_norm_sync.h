@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "cohort/core/tensor.h"
@@ -29,6 +30,7 @@ struct BnView {
   Tensor *running_mean = nullptr, *running_var = nullptr, *num_batches_tracked = nullptr;
   Tensor *weight = nullptr, *bias = nullptr;
   std::function<Tensor(const Tensor&)>* training_forward = nullptr;
+  std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor&)> forward_with_stats;
 };
 BnView bn_view(nn::Module& m);
 

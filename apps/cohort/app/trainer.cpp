@@ -16,9 +16,9 @@
 // summed over the processes at every step, inside the gradients' all-reduce (a collective of their
 // own cost as much as the gradients' for a small model), so every rank sees the loss of the whole
 // batch after backward (and a NaN stops all of them at the same step, before any update) and the
-// metrics equal one process's. Rank 0
-// alone writes metrics, checkpoints (the others wait at a barrier), samples and the report; every
-// rank evaluates the whole test set, so all of them hold the same numbers.
+// metrics equal one process's. Rank 0 alone writes metrics, checkpoints (the others wait at a
+// barrier), samples and the report; every rank evaluates the whole test set, so all of them hold
+// the same numbers.
 #include "app/trainer.h"
 
 #include <algorithm>

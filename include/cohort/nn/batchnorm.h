@@ -40,6 +40,13 @@ struct BatchNormOptions {
   bool track_running_stats_ = true;
 };
 
+// Not in libtorch: how much the statistics of the `batches`-th tracked training batch weigh in the
+// running ones, running = (1 - w) running + w batch: the momentum, or 1 / batches (a cumulative
+// average) when the momentum is nullopt.
+inline double running_stats_weight(const BatchNormOptions& options, int64_t batches) {
+  return options.momentum() ? *options.momentum() : 1.0 / static_cast<double>(batches);
+}
+
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
 
@@ -63,7 +70,7 @@ class BatchNormImplBase : public Cloneable<Derived> {
   // Not in libtorch: when set, a training forward returns training_forward(input) (after the rank
   // check) in place of normalising with the input's own statistics and updating the running ones.
   // DataParallel sets it on its replicas: to record the statistics of each replica's input for exact
-// running statistics (Note [Replica buffers]), or for sync batch norm (Note [Sync batch norm]).
+  // running statistics (Note [Replica buffers]), or for sync batch norm (Note [Sync batch norm]).
   std::function<Tensor(const Tensor& input)> training_forward;
 
  private:
