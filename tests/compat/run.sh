@@ -70,7 +70,7 @@ for src in "$here"/*.cpp; do
   echo "== $name"
   # cohort first: it compiles in seconds, so API gaps show up before the slow libtorch build.
   if step "build against cohort" \
-       "$cxx" -std=c++20 -O0 -DCOMPAT_COHORT -I"$repo/include" "$src" -o "$tmp/$name-cohort" "${cohort_libs[@]}"; then
+       "$cxx" -std=c++17 -O0 -DCOMPAT_COHORT -I"$repo/include" "$src" -o "$tmp/$name-cohort" "${cohort_libs[@]}"; then
     step "run against cohort" "$tmp/$name-cohort" || true
   fi
   if step "build against libtorch (ABI $abi)" \

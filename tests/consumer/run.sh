@@ -38,8 +38,8 @@ echo "== pkg-config consumer"
 static=()
 [[ -e $libdir/libcohort.so ]] || static=(--static)   # a static libcohort needs Libs.private
 flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config "${static[@]}" --cflags --libs cohort)
-echo "$cxx -std=c++20 main.cpp $flags"
+echo "$cxx -std=c++17 main.cpp $flags"
 # shellcheck disable=SC2086  # flags are meant to split
-"$cxx" -std=c++20 "$here/main.cpp" -o "$tmp/consumer-pc" $flags
+"$cxx" -std=c++17 "$here/main.cpp" -o "$tmp/consumer-pc" $flags
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-pc"
 echo "ok"

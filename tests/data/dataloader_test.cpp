@@ -287,7 +287,7 @@ TEST(DataLoaderTest, EarlyBreakAndDestructionStopWorkersBlockedInGet) {
   EXPECT_EQ(it->size(), 2);
   loader.reset();
   EXPECT_EQ(ds->in_flight.load(), 0);
-  EXPECT_TRUE(++it == std::default_sentinel);
+  EXPECT_TRUE(++it == DataLoader::End{});
 }
 
 TEST(DataLoaderTest, PrefetchIsBounded) {

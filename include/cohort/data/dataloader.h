@@ -131,6 +131,9 @@ class DataLoader {
   void set_epoch(int64_t epoch);
 
   // A single-pass iterator. Destroying it stops and joins the loop's workers.
+  // What end() returns: the loop is over when the iterator compares equal to it (a sentinel, since
+  // the end of a loop is known only when the last batch has been handed out).
+  struct End {};
   class Iterator {
    public:
     using iterator_category = std::input_iterator_tag;
@@ -146,7 +149,8 @@ class DataLoader {
     // an exception thrown while loading it.
     Iterator& operator++();
     void operator++(int) { ++*this; }
-    bool operator==(std::default_sentinel_t) const { return pipe_ == nullptr; }
+    bool operator==(End) const { return pipe_ == nullptr; }
+    bool operator!=(End) const { return pipe_ != nullptr; }
 
    private:
     friend class DataLoader;
@@ -157,7 +161,7 @@ class DataLoader {
 
   // Starts a loop at state(); throws when another loop over this loader is still running.
   Iterator begin();
-  std::default_sentinel_t end() const { return {}; }
+  End end() const { return {}; }
 
  private:
   std::shared_ptr<const Dataset> dataset_;

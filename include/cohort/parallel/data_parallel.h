@@ -100,7 +100,7 @@ class DataParallelCore {
 };
 
 template <class T>
-inline constexpr bool kAllTensors = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+inline constexpr bool kAllTensors = std::is_same_v<detail::remove_cvref_t<T>, Tensor>;
 
 }  // namespace detail
 }  // namespace cohort::parallel

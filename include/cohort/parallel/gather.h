@@ -65,6 +65,15 @@ std::vector<const std::tuple_element_t<I, T>*> tuple_column(const std::vector<co
   return column;
 }
 
+template <class T>
+T gather_node(const std::vector<const T*>& parts, const std::string& path, Device device, const GatherOptions& o);
+
+template <class T, size_t... I>
+T gather_tuple(const std::vector<const T*>& parts, const std::string& path, Device device, const GatherOptions& o,
+               std::index_sequence<I...>) {
+  return T(gather_node(tuple_column<I>(parts), index_path(path, I), device, o)...);
+}
+
 // parts[r] is replica r's value at `path`.
 template <class T>
 T gather_node(const std::vector<const T*>& parts, const std::string& path, Device device, const GatherOptions& o) {
@@ -96,9 +105,7 @@ T gather_node(const std::vector<const T*>& parts, const std::string& path, Devic
     }
     return out;
   } else if constexpr (IsTuple<T>::value) {
-    return [&]<size_t... I>(std::index_sequence<I...>) {
-      return T(gather_node(tuple_column<I>(parts), index_path(path, I), device, o)...);
-    }(std::make_index_sequence<std::tuple_size_v<T>>{});
+    return gather_tuple(parts, path, device, o, std::make_index_sequence<std::tuple_size_v<T>>{});
   } else {
     static_assert(always_false<T>,
                   "parallel::gather: a replica's output must be a Tensor or a std::vector/std::tuple/"

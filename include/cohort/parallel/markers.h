@@ -21,6 +21,11 @@
 namespace cohort::parallel {
 
 namespace detail {
+
+// std::remove_cvref_t is C++20; the public headers compile as C++17 (libtorch programs' flags).
+template <class T>
+using remove_cvref_t = std::remove_cv_t<std::remove_reference_t<T>>;
+
 template <class T>
 inline constexpr bool always_false = false;
 
@@ -167,6 +172,6 @@ struct ScatterType<std::map<std::string, A>> {
 
 // What one replica receives for an argument of type A (a compile error names the fix for a bare value).
 template <class A>
-using scattered_t = typename detail::ScatterType<std::remove_cvref_t<A>>::type;
+using scattered_t = typename detail::ScatterType<detail::remove_cvref_t<A>>::type;
 
 }  // namespace cohort::parallel

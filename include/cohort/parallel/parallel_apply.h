@@ -51,7 +51,7 @@ void check_apply_sizes(size_t replicas, size_t inputs, size_t devices);
 // "[10, 5], [10, 5, 3], <value>": the shapes of the tensors in one replica's arguments.
 template <class T>
 void describe(std::ostream& os, const T& a) {
-  using U = std::remove_cvref_t<T>;
+  using U = remove_cvref_t<T>;
   if constexpr (std::is_same_v<U, Tensor>) {
     if (a.defined()) os << a.sizes(); else os << "<undefined>";
   } else if constexpr (IsVector<U>::value) {
@@ -79,16 +79,22 @@ std::string describe_arguments(const Tuple& args) {
 }
 
 
+// fn(replica, args...) with the arguments unpacked from a tuple.
+template <class Fn, class M, class Tuple>
+auto call_replica(Fn& fn, M& replica, const Tuple& args) {
+  return std::apply([&](const auto&... a) { return fn(replica, a...); }, args);
+}
+
 template <class M, class Tuple, class Fn>
 auto apply_jobs(const std::vector<std::shared_ptr<M>>& replicas, const std::vector<Tuple>& inputs,
                 const std::vector<Device>& devices, const Plan* plan, Fn fn) {
-  using Out = std::decay_t<decltype(std::apply([&](const auto&... a) { return fn(*replicas[0], a...); }, inputs[0]))>;
+  using Out = std::decay_t<decltype(call_replica(fn, *replicas[0], inputs[0]))>;
   check_apply_sizes(replicas.size(), inputs.size(), devices.size());
   std::vector<std::optional<Out>> slots(replicas.size());
   std::vector<ReplicaJob> jobs;
   for (size_t r = 0; r < replicas.size(); ++r) {
     jobs.push_back({devices[r], describe_arguments(inputs[r]), [&, r] {
-                      slots[r].emplace(std::apply([&](const auto&... a) { return fn(*replicas[r], a...); }, inputs[r]));
+                      slots[r].emplace(call_replica(fn, *replicas[r], inputs[r]));
                     }, std::nullopt});
     if (plan) jobs.back().slice = BatchSlice{plan->dim, plan->offsets[r], plan->chunk_sizes[r], plan->batch};
   }

@@ -103,6 +103,15 @@ inline std::string index_path(const std::string& path, size_t i) { return path +
 inline std::string key_path(const std::string& path, const std::string& key) { return path + "['" + key + "']"; }
 
 template <class A>
+void collect(const A& a, const std::string& path, bool broadcast, std::vector<Leaf>& out);
+
+template <class Tuple, size_t... I>
+void collect_tuple(const Tuple& a, const std::string& path, bool broadcast, std::vector<Leaf>& out,
+                   std::index_sequence<I...>) {
+  (collect(std::get<I>(a), index_path(path, I), broadcast, out), ...);
+}
+
+template <class A>
 void collect(const A& a, const std::string& path, bool broadcast, std::vector<Leaf>& out) {
   if constexpr (std::is_same_v<A, Tensor>) {
     out.push_back(tensor_leaf(a, path, broadcast));
@@ -117,9 +126,7 @@ void collect(const A& a, const std::string& path, bool broadcast, std::vector<Le
   } else if constexpr (IsStringMap<A>::value) {
     for (const auto& [key, value] : a) collect(value, key_path(path, key), broadcast, out);
   } else if constexpr (IsTuple<A>::value) {
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      (collect(std::get<I>(a), index_path(path, I), broadcast, out), ...);
-    }(std::make_index_sequence<std::tuple_size_v<A>>{});
+    collect_tuple(a, path, broadcast, out, std::make_index_sequence<std::tuple_size_v<A>>{});
   }  // anything else was refused, with the fix, by ScatterType (markers.h)
 }
 
