@@ -1,4 +1,5 @@
-# Install rules: headers, the library, the CMake package (cohort::cohort) and cohort.pc.
+# Install rules: headers, the library, the CMake package (cohort::cohort), the opt-in Torch package
+# and cohort.pc.
 include(CMakePackageConfigHelpers)
 
 set(COHORT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/cohort)
@@ -34,6 +35,9 @@ write_basic_package_version_file(
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cohortConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/cohortConfigVersion.cmake
         DESTINATION ${COHORT_CMAKE_DIR})
+
+# The opt-in find_package(Torch) for libtorch projects (cmake/TorchConfig.cmake says how to use it).
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/cmake/TorchConfig.cmake DESTINATION ${COHORT_CMAKE_DIR}/torch)
 
 # pkg-config: paths relative to the .pc file, so `cmake --install --prefix X` works.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")

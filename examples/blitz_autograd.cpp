@@ -9,6 +9,7 @@
 #include <string>
 
 using namespace cohort;
+// repr(t) prints a tensor as the tutorial's Python does (std::cout << t prints libtorch's format).
 
 namespace {
 
@@ -28,11 +29,11 @@ int main() {
 
   // "x = torch.ones(2, 2, requires_grad=True); print(x)" -- track computation on x.
   Tensor x = ones({2, 2}, requires_grad());
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
 
   // "y = x + 2; print(y)" -- y was made by an op, so it has a grad_fn. "print(y.grad_fn)"
   Tensor y = x + 2;
-  std::cout << y << "\n";
+  std::cout << repr(y) << "\n";
   std::cout << "<" << y.grad_fn()->name() << ">\n";
   // Python prints <AddBackward0> (it wraps the 2 in a tensor); libtorch's C++ tensor + scalar
   // overload, which cohort follows, is AddBackward1.
@@ -42,7 +43,7 @@ int main() {
   // "z = y * y * 3; out = z.mean(); print(z, out)"
   Tensor z = y * y * 3;
   Tensor out = z.mean();
-  std::cout << z << " " << out << "\n";
+  std::cout << repr(z) << " " << repr(out) << "\n";
   check(equal(z, full({2, 2}, 27.0)), "z = 3 * (1 + 2)^2 = 27 everywhere");
   check(out.item<float>() == 27.0f, "out = mean(3 * (1 + 2)^2) = 27");
 
@@ -65,7 +66,7 @@ int main() {
   // Gradients. "out.backward()" -- out is a scalar, so this equals out.backward(torch.tensor(1.)).
   out.backward();
   // "print(x.grad)" -- d(out)/dx: out = 1/4 sum 3 (x + 2)^2, so d(out)/dx_i = 3/2 (x_i + 2) = 4.5.
-  std::cout << x.grad() << "\n";
+  std::cout << repr(x.grad()) << "\n";
   check(x.grad().defined() && x.grad().sizes() == IntArrayRef{2, 2}, "x.grad() is a 2x2 tensor");
   check(x.grad().defined() && equal(x.grad(), full({2, 2}, 4.5)), "x.grad() is 4.5 everywhere");
 
@@ -78,13 +79,13 @@ int main() {
     y = y * 2;
     ++doublings;
   }
-  std::cout << y << "\n";
+  std::cout << repr(y) << "\n";
   // y is not a scalar, so autograd cannot compute the full Jacobian for us; passing a vector v to
   // backward gives the product J^T v. "v = torch.tensor([0.1, 1.0, 0.0001], dtype=torch.float);
   // y.backward(v); print(x.grad)"
   Tensor v = tensor({0.1, 1.0, 0.0001}, kFloat);
   y.backward(v);
-  std::cout << x.grad() << "\n";
+  std::cout << repr(x.grad()) << "\n";
   // J = 2^k I, so the product is v * 2^k, exactly (multiplying by a power of two is exact).
   Tensor expected = v * std::ldexp(1.0, doublings);
   std::cout << "k = " << doublings << ", v * 2^k = " << expected << "\n";

@@ -8,6 +8,7 @@
 #include <cohort/cohort.h>
 
 using namespace cohort;
+// repr(t) prints a tensor as the tutorial's Python does (std::cout << t prints libtorch's format).
 namespace F = cohort::nn::functional;
 
 // The tutorial's Net: conv(1->6, 5x5) - pool - conv(6->16, 5x5) - pool - 3 Linear layers.
@@ -65,7 +66,7 @@ int main() {
   // A random 32x32 input; the network expects a batch, so the sample is [1, 1, 32, 32].
   Tensor input = randn({1, 1, 32, 32});
   Tensor out = net->forward(input);
-  std::cout << out << "\n";
+  std::cout << repr(out) << "\n";
   check(out.sizes() == IntArrayRef({1, 10}), "the output is [1, 10]");
 
   // Zero the gradient buffers of all parameters and backprop with random gradients.
@@ -78,7 +79,7 @@ int main() {
   Tensor target = randn({10}).view({1, -1});
   nn::MSELoss criterion;
   Tensor loss = criterion(out, target);
-  std::cout << loss << "\n";
+  std::cout << repr(loss) << "\n";
 
   // Following loss backwards through grad_fn. PyTorch shows one fused MseLossBackward0; cohort's
   // mse_loss is a composition (mean of the squared difference), so its nodes show instead.
@@ -88,9 +89,9 @@ int main() {
 
   // Backprop: conv1's bias gradient before and after backward.
   net->zero_grad(false);
-  std::cout << "conv1.bias.grad before backward\n" << net->conv1->bias.grad() << "\n";
+  std::cout << "conv1.bias.grad before backward\n" << repr(net->conv1->bias.grad()) << "\n";
   loss.backward();
-  std::cout << "conv1.bias.grad after backward\n" << net->conv1->bias.grad() << "\n";
+  std::cout << "conv1.bias.grad after backward\n" << repr(net->conv1->bias.grad()) << "\n";
   check(net->conv1->bias.grad().abs().sum().item<float>() > 0, "the loss gradient reaches conv1.bias");
 
   // Updating the weights by hand: weight = weight - learning_rate * gradient.

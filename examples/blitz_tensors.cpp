@@ -10,6 +10,7 @@
 #include <vector>
 
 using namespace cohort;
+// repr(t) prints a tensor as the tutorial's Python does (std::cout << t prints libtorch's format).
 using cohort::indexing::Slice;
 
 namespace {
@@ -35,35 +36,35 @@ int main() {
 
   // "x = torch.empty(5, 3); print(x)" -- a 5x3 matrix, uninitialized: whatever the memory held.
   Tensor x = empty({5, 3});
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
 
   // "x = torch.rand(5, 3); print(x)" -- a randomly initialized matrix, uniform on [0, 1).
   x = rand({5, 3});
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   check(x.ge(0.0).logical_not().sum().item<int64_t>() == 0 &&
             x.lt(1.0).logical_not().sum().item<int64_t>() == 0,
         "rand values lie in [0, 1)");
 
   // "x = torch.zeros(5, 3, dtype=torch.long); print(x)" -- filled with zeros, of dtype long.
   x = zeros({5, 3}, kLong);
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   check(x.dtype() == kInt64 && x.sum().item<int64_t>() == 0, "zeros(5, 3, kLong)");
 
   // "x = torch.tensor([5.5, 3]); print(x)" -- a tensor built directly from data.
   x = tensor({5.5, 3});
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   check(x.dtype() == kFloat32 && x[0].item<double>() == 5.5 && x[1].item<double>() == 3.0,
         "tensor({5.5, 3}) holds 5.5 and 3 as float32");
 
   // "x = x.new_ones(5, 3, dtype=torch.double)" -- new_* methods take sizes and reuse the input's
   // properties (dtype, device) unless told otherwise.
   x = x.new_ones({5, 3}, kDouble);
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   check(x.dtype() == kFloat64 && all_equal(x, 1.0), "new_ones({5, 3}, kDouble)");
 
   // "x = torch.randn_like(x, dtype=torch.float)" -- overrides the dtype; the result has the same size.
   x = randn_like(x, kFloat);
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   check(x.dtype() == kFloat32, "randn_like(x, kFloat) is float32");
 
   // "print(x.size())" -- torch.Size is a tuple; cohort's sizes() is an IntArrayRef.
@@ -73,30 +74,30 @@ int main() {
   // Operations. "Addition: syntax 1" -- y = torch.rand(5, 3); print(x + y)
   Tensor y = rand({5, 3});
   Tensor sum1 = x + y;
-  std::cout << sum1 << "\n";
+  std::cout << repr(sum1) << "\n";
 
   // "Addition: syntax 2" -- print(torch.add(x, y))
   Tensor sum2 = add(x, y);
-  std::cout << sum2 << "\n";
+  std::cout << repr(sum2) << "\n";
 
   // "Addition: providing an output tensor as argument" -- result = torch.empty(5, 3);
   // torch.add(x, y, out=result); print(result)
   Tensor result = empty({5, 3});
   add_out(result, x, y);
-  std::cout << result << "\n";
+  std::cout << repr(result) << "\n";
 
   // "Addition: in-place" -- y.add_(x) adds x to y. Any op that mutates a tensor in place ends in `_`.
   Tensor y_before = y.clone();
   y.add_(x);
-  std::cout << y << "\n";
+  std::cout << repr(y) << "\n";
   check(equal(sum1, sum2) && equal(sum1, result) && equal(sum1, y),
         "x + y, add(x, y), add_out and y.add_(x) agree");
   check(equal(y - y_before, x) || allclose(y - y_before, x, 1e-6, 1e-6), "y.add_(x) added x");
 
   // "print(x[:, 1])" -- NumPy-like indexing: the second column.
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   Tensor column = x.index({Slice(), 1});
-  std::cout << column << "\n";
+  std::cout << repr(column) << "\n";
   check(column.sizes() == IntArrayRef{5}, "x[:, 1] has 5 elements");
   for (int64_t i = 0; i < 5; ++i)
     check(column[i].item<float>() == x[i][1].item<float>(), "x[:, 1][" + std::to_string(i) + "] is x[i][1]");
@@ -114,7 +115,7 @@ int main() {
 
   // "x = torch.randn(1); print(x); print(x.item())" -- a one-element tensor's value as a number.
   x = randn({1});
-  std::cout << x << "\n";
+  std::cout << repr(x) << "\n";
   std::cout << x.item() << "\n";
   check(x.item<float>() == x.data_ptr<float>()[0], "item() is the element");
 
@@ -123,7 +124,7 @@ int main() {
   // "a = torch.ones(5); b = a.numpy()" -- here b is the vector and a the tensor over it.
   std::vector<float> b(5, 1.0f);
   Tensor a = from_blob(b.data(), {5});
-  std::cout << a << "\n";
+  std::cout << repr(a) << "\n";
   auto print_vector = [](const std::vector<float>& v) {
     std::cout << "[";
     for (size_t i = 0; i < v.size(); ++i) std::cout << (i ? " " : "") << v[i] << ".";
@@ -133,14 +134,14 @@ int main() {
 
   // "a.add_(1); print(a); print(b)" -- changing the tensor changes the array.
   a.add_(1);
-  std::cout << a << "\n";
+  std::cout << repr(a) << "\n";
   print_vector(b);
   for (float v : b) check(v == 2.0f, "a.add_(1) is visible in the vector");
 
   // "np.add(a, 1, out=a); print(a); print(b)" -- and changing the array changes the tensor.
   for (float& v : b) v += 1;
   print_vector(b);
-  std::cout << a << "\n";
+  std::cout << repr(a) << "\n";
   check(all_equal(a, 3.0), "writes to the vector are visible in the tensor");
 
   // CUDA tensors: "if torch.cuda.is_available(): device = torch.device('cuda');
@@ -155,9 +156,9 @@ int main() {
   y = ones_like(x, device);
   x = x.to(device);
   z = x + y;
-  std::cout << z << "\n";
+  std::cout << repr(z) << "\n";
   Tensor back = z.to("cpu", kDouble);  // .to can change the dtype while moving
-  std::cout << back << "\n";
+  std::cout << repr(back) << "\n";
   check(z.device() == Device(kCPU, 1), "x + y on cpu:1 stays on cpu:1");
   check(back.device() == Device(kCPU, 0) && back.dtype() == kFloat64, "z.to(\"cpu\", kDouble)");
   check(std::abs(back.item<double>() - (x.item<double>() + 1.0)) < 1e-6, "z = x + 1");

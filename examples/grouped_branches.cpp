@@ -105,7 +105,7 @@ int main() {
   Tensor a = serial(), b = grouped->forward(x);
   std::printf("serial branches: %lld x [%lld, %lld, %lld, %lld] -> %s; grouped: %s\n", (long long)kGroups,
               (long long)kBatch, (long long)kGroupChannels, (long long)kSize, (long long)kSize,
-              a.toString().c_str(), b.toString().c_str());
+              a.describe().c_str(), b.describe().c_str());
   ok &= check(a.allclose(b, 1e-4, 1e-5), "grouped convolution output equals the 12 serial branches");
   double t_serial = time_ms([&] { serial(); });
   double t_grouped = time_ms([&] { grouped->forward(x); });

@@ -2,23 +2,42 @@
 // The umbrella header for users; library code includes only what it uses.
 #pragma once
 
+// What <torch/torch.h> brings along, so that ported programs find it too.
+#include <cassert>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 // core: tensors, dtypes, devices, errors, random generators, threads
 #include "cohort/core/device.h"
 #include "cohort/core/dtype.h"
 #include "cohort/core/error.h"
 #include "cohort/core/expanding_array.h"
 #include "cohort/core/generator.h"
+#include "cohort/core/libtorch_names.h"
 #include "cohort/core/scalar.h"
 #include "cohort/core/tensor.h"
 #include "cohort/core/threads.h"
 
 // ops: every tensor operation as libtorch's free functions (creation, indexing, linear algebra,
-// pointwise, reductions, shapes, convolution, pooling, normalisation, losses, embedding, optimizer
-// steps), the compute backends
+// pointwise, activations, dropout, reductions, shapes, convolution, pooling, normalisation, losses,
+// embedding, optimizer steps), the compute backends
+#include "cohort/ops/activation.h"
 #include "cohort/ops/backend.h"
 #include "cohort/ops/convolution.h"
 #include "cohort/ops/copy.h"
 #include "cohort/ops/creation.h"
+#include "cohort/ops/dropout.h"
 #include "cohort/ops/embedding.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/linalg.h"

@@ -37,8 +37,18 @@
 
 namespace cohort {
 
+namespace detail {
+void refuse_cuda_device() {
+  throw DeviceError("Device: CUDA devices do not exist in cohort, which runs on CPU devices (cpu:0 .. cpu:" +
+                    std::to_string(device_count() - 1) + " here); hint: choose the device at run time with "
+                    "cuda::is_available(), which is false, or use kCPU");
+}
+}  // namespace detail
+
 Device::Device(const std::string& spec) : type_(kCPU), index_(0) {
   const std::string prefix = "cpu";
+  COHORT_CHECK_AS(DeviceError, spec.rfind("cuda", 0) != 0, "Device: \"", spec, "\": CUDA devices do not exist in "
+                  "cohort, which runs on CPU devices; hint: use \"cpu\" or \"cpu:<index>\"");
   COHORT_CHECK_AS(DeviceError, spec.rfind(prefix, 0) == 0,
                   "Device: expected \"cpu\" or \"cpu:<index>\", got \"", spec, "\"");
   std::string rest = spec.substr(prefix.size());

@@ -1,248 +1,250 @@
-// Printing tensors exactly as PyTorch 1.13's repr(tensor) does (torch/_tensor_str.py, default
-// print options), so that output can be compared with PyTorch's character for character.
+// operator<<(Tensor): libtorch's C++ format, character for character (the text a libtorch program
+// prints, checked against libtorch 1.13 by tests/compat/printing.cpp):
+//    1  0
+//    0  1
+//   [ CPUFloatType{2,2} ]
+// One value per line for 1-d tensors, rows for 2-d ones (in blocks of "Columns i to j" when they do
+// not fit 80 characters), "(i,j,.,.) = " matrices for more dims; one number format per printed
+// matrix, chosen from its values (below). repr() (repr.cpp) gives Python's format instead.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <iomanip>
+#include <iostream>
 #include <ostream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "cohort/autograd/node.h"
 #include "cohort/core/tensor.h"
 
 namespace cohort {
 
 namespace {
 
-// PyTorch's default PRINT_OPTS.
-constexpr int kPrecision = 4;
-constexpr int64_t kThreshold = 1000;  // more elements than this are summarized
-constexpr int64_t kEdgeItems = 3;     // shown at each end of a summarized dim
 constexpr int64_t kLineWidth = 80;
 
-// Elements are read in place through sizes and strides, without calling any op: printing must work
-// on any view, under any grad mode, and while debugging a broken op.
-// An element is addressed by its offset, in elements, from data_ptr().
-double load_double(const Tensor& t, int64_t offset) {
-  return dispatch(t.dtype(), [&](auto tag) {
+// The elements of t in row-major order, as double, read through its sizes and strides (printing
+// must work on any view, without running an op).
+std::vector<double> values_of(const Tensor& t) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(t.numel()));
+  if (t.numel() == 0) return out;
+  std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
+  dispatch(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    return static_cast<double>(static_cast<const T*>(t.data_ptr())[offset]);
+    const T* base = static_cast<const T*>(t.data_ptr());
+    for (int64_t n = 0; n < t.numel(); ++n) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < t.dim(); ++d) offset += index[d] * t.stride(d);
+      out.push_back(static_cast<double>(base[offset]));
+      for (int64_t d = t.dim() - 1; d >= 0 && ++index[d] == t.size(d); --d) index[d] = 0;
+    }
   });
+  return out;
 }
 
-// The unpadded text of a non-floating element, as Python's "{}".format(value).
-std::string integral_str(const Tensor& t, int64_t offset) {
-  return dispatch(t.dtype(), [&](auto tag) -> std::string {
-    using T = decltype(tag);
-    T v = static_cast<const T*>(t.data_ptr())[offset];
-    if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
-    else return std::to_string(static_cast<int64_t>(v));
-  });
-}
-
-// The indices of a dim that are printed: all, or the first and last kEdgeItems when summarizing.
-std::vector<int64_t> shown_indices(int64_t size, bool summarize) {
-  std::vector<int64_t> idx;
-  bool elide = summarize && size > 2 * kEdgeItems;
-  for (int64_t i = 0; i < size; ++i)
-    if (!elide || i < kEdgeItems || i >= size - kEdgeItems) idx.push_back(i);
-  return idx;
-}
-
-bool elided(int64_t size, bool summarize) { return summarize && size > 2 * kEdgeItems; }
-
-// Offsets of the printed elements; the formatter's choices depend on these only (get_summarized_data).
-void collect_offsets(const Tensor& t, int64_t dim, int64_t offset, bool summarize, std::vector<int64_t>& out) {
-  if (dim == t.dim()) {
-    out.push_back(offset);
-    return;
-  }
-  for (int64_t i : shown_indices(t.size(dim), summarize))
-    collect_offsets(t, dim + 1, offset + i * t.stride(dim), summarize, out);
-}
-
-// Python's "{:.<precision>e}" / "{:.<precision>f}" for finite values (glibc rounds the same way:
-// correctly, half to even). %f of a large double is long, so the buffer is sized by snprintf.
-std::string printf_str(char conversion, int precision, double v) {
-  const char fmt[] = {'%', '.', '*', conversion, '\0'};
-  int n = std::snprintf(nullptr, 0, fmt, precision, v);
-  std::string buf(static_cast<size_t>(n) + 1, '\0');
-  std::snprintf(buf.data(), buf.size(), fmt, precision, v);
-  buf.pop_back();
-  return buf;
-}
-
-// PyTorch's _Formatter: one notation and one width for every element of a tensor.
-class Formatter {
- public:
-  Formatter(const Tensor& t, const std::vector<int64_t>& offsets) : t_(t), floating_(t.is_floating_point()) {
-    if (!floating_) {
-      for (int64_t o : offsets) width_ = std::max(width_, integral_str(t, o).size());
-      return;
-    }
-    // The choice ignores zeros and non-finite values; so does the width, hence `[100.,  nan]` but
-    // `[1., nan]`.
-    std::vector<double> vals;
-    for (int64_t o : offsets) {
-      double v = load_double(t, o);
-      if (std::isfinite(v) && v != 0) vals.push_back(v);
-    }
-    if (vals.empty()) return;
-    double lo = std::abs(vals[0]), hi = lo;
-    for (double v : vals) {
-      lo = std::min(lo, std::abs(v));
-      hi = std::max(hi, std::abs(v));
-      if (v != std::ceil(v)) int_mode_ = false;
-    }
-    sci_mode_ = hi / lo > 1000.0 || hi > 1.0e8 || (!int_mode_ && lo < 1.0e-4);
-    for (double v : vals) {
-      // Integral floats print as "2." : one more than "{:.0f}".
-      size_t w = sci_mode_ ? printf_str('e', kPrecision, v).size()
-                 : int_mode_ ? printf_str('f', 0, v).size() + 1
-                             : printf_str('f', kPrecision, v).size();
-      width_ = std::max(width_, w);
-    }
-  }
-
-  size_t width() const { return width_; }
-
-  // The element at `offset`, left-padded to the common width.
-  std::string format(int64_t offset) const {
-    std::string s = floating_ ? format_floating(load_double(t_, offset)) : integral_str(t_, offset);
-    return std::string(width_ > s.size() ? width_ - s.size() : 0, ' ') + s;
-  }
-
- private:
-  std::string format_floating(double v) const {
-    // Python spells non-finite values the same in every notation (and never "-nan", as glibc may).
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    if (sci_mode_) return printf_str('e', kPrecision, v);
-    if (int_mode_) return printf_str('f', 0, v) + ".";
-    return printf_str('f', kPrecision, v);
-  }
-
-  const Tensor& t_;
-  bool floating_;
-  bool int_mode_ = true;
-  bool sci_mode_ = false;
-  size_t width_ = 1;
+// How the numbers of one matrix (or vector) are written: libtorch picks
+// - whole numbers: plain, as wide as the largest one's digits (scientific from 10 digits on);
+// - a spread of more than 4 decimal orders of magnitude: scientific with 4 digits;
+// - numbers of 6 or more integer digits, or all below 0.1: fixed 4 decimals after dividing by a
+//   power of ten printed above them ("0.001 *");
+// - otherwise fixed with 4 decimals.
+struct NumberFormat {
+  enum class Style { Plain, Fixed, Scientific } style = Style::Plain;
+  double scale = 1;
+  int width = 1;
 };
 
-std::string spaces(int64_t n) { return std::string(static_cast<size_t>(std::max<int64_t>(n, 0)), ' '); }
+// Digits before the decimal point of |v| (log10 based, so 0.05 gives -1), 1 for zero.
+double magnitude(double v) { return v != 0 ? std::floor(std::log10(v)) + 1 : 1; }
 
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
-  return out;
-}
-
-// "[" parts joined by separator and the next level's indent "]". Built by appending: GCC 12 warns
-// falsely (-Wrestrict) on "[" + std::string.
-std::string bracketed(const std::vector<std::string>& parts, std::string separator, int64_t indent) {
-  separator += spaces(indent + 1);
-  std::string out = "[";
-  out += join(parts, separator);
-  out += ']';
-  return out;
-}
-
-// One 1-d row, wrapped so that each line holds as many elements as fit in kLineWidth.
-std::string vector_str(const Tensor& t, int64_t offset, int64_t indent, bool summarize, const Formatter& f) {
-  int64_t n = t.size(-1), stride = t.stride(-1);
-  std::vector<std::string> cells;
-  for (int64_t i : shown_indices(n, summarize)) {
-    if (elided(n, summarize) && i == n - kEdgeItems) cells.push_back(" ...");
-    cells.push_back(f.format(offset + i * stride));
-  }
-  int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(f.width() + 2));
-  std::vector<std::string> lines;
-  for (size_t i = 0; i < cells.size(); i += per_line) {
-    auto first = cells.begin() + i, last = cells.begin() + std::min(cells.size(), i + per_line);
-    lines.push_back(join(std::vector<std::string>(first, last), ", "));
-  }
-  return bracketed(lines, ",\n", indent);
-}
-
-// The sub-tensor starting at `dim`; deeper dims are separated by more blank lines, as in PyTorch.
-std::string tensor_str(const Tensor& t, int64_t dim, int64_t offset, int64_t indent, bool summarize,
-                       const Formatter& f) {
-  if (t.dim() == 0) return f.format(offset);
-  if (dim == t.dim() - 1) return vector_str(t, offset, indent, summarize, f);
-  int64_t n = t.size(dim);
-  std::vector<std::string> slices;
-  for (int64_t i : shown_indices(n, summarize)) {
-    if (elided(n, summarize) && i == n - kEdgeItems) slices.push_back("...");
-    slices.push_back(tensor_str(t, dim + 1, offset + i * t.stride(dim), indent + 1, summarize, f));
-  }
-  std::string separator = ",";
-  separator.append(static_cast<size_t>(std::max<int64_t>(t.dim() - dim - 1, 0)), '\n');  // a blank line per deeper dim
-  return bracketed(slices, separator, indent);
-}
-
-// Python's str(tuple(shape)): "(0, 3)", "(0,)".
-std::string tuple_str(IntArrayRef sizes) {
-  std::string s = "(";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + (sizes.size() == 1 ? ",)" : ")");
-}
-
-// Appends ", suffix" to the last line, or starts a new line when it would pass kLineWidth.
-std::string add_suffixes(std::string s, const std::vector<std::string>& suffixes, int64_t indent) {
-  size_t nl = s.rfind('\n');
-  // PyTorch's len(s) - s.rfind("\n") + 1, where rfind gives -1 when there is no newline.
-  int64_t last_line_len = static_cast<int64_t>(s.size()) - (nl == std::string::npos ? -1 : int64_t(nl)) + 1;
-  for (const std::string& suffix : suffixes) {
-    int64_t len = static_cast<int64_t>(suffix.size());
-    if (last_line_len + len + 2 > kLineWidth) {
-      s += ",\n" + spaces(indent) + suffix;
-      last_line_len = indent + len;
-    } else {
-      s += ", " + suffix;
-      last_line_len += len + 2;
+NumberFormat choose_format(const std::vector<double>& v) {
+  NumberFormat f;
+  bool whole = true;
+  for (double z : v)
+    if (std::isfinite(z) && z != std::ceil(z)) whole = false;
+  double lo = 1, hi = 1;
+  auto first = std::find_if(v.begin(), v.end(), [](double z) { return std::isfinite(z); });
+  if (first != v.end()) {
+    double smallest = std::fabs(*first), largest = std::fabs(*first);
+    for (double z : v) {
+      if (!std::isfinite(z)) continue;
+      smallest = std::min(smallest, std::fabs(z));
+      // libtorch compares the signed value with the largest magnitude here, so a negative number
+      // never widens the format; kept, so that output matches libtorch's.
+      if (z > largest) largest = std::fabs(z);
     }
+    lo = magnitude(smallest);
+    hi = magnitude(largest);
   }
-  return s + ")";
+  if (whole) {
+    if (hi > 9) {
+      f.style = NumberFormat::Style::Scientific;
+      f.width = 11;
+    } else {
+      f.width = static_cast<int>(hi) + 1;
+    }
+  } else if (hi - lo > 4) {
+    f.style = NumberFormat::Style::Scientific;
+    f.width = std::fabs(hi) > 99 || std::fabs(lo) > 99 ? 12 : 11;
+  } else if (hi > 5 || hi < 0) {
+    f.style = NumberFormat::Style::Fixed;
+    f.width = 7;
+    f.scale = std::pow(10, hi - 1);
+  } else {
+    f.style = NumberFormat::Style::Fixed;
+    f.width = hi == 0 ? 7 : static_cast<int>(hi) + 6;
+  }
+  return f;
 }
 
-std::string repr(const Tensor& t) {
-  const std::string prefix = "tensor(";
-  const int64_t indent = static_cast<int64_t>(prefix.size());
-  std::vector<std::string> suffixes;
-  // PyTorch omits the default device; cohort's default is cpu:0.
-  if (t.device().index() != 0) suffixes.push_back("device='" + t.device().str() + "'");
-  const std::string dtype_suffix = std::string("dtype=torch.") + dtype_name(t.dtype());
-  std::string body = "[]";
-  if (t.numel() == 0) {
-    if (t.dim() != 1) suffixes.push_back("size=" + tuple_str(t.sizes()));
-    // No element shows the kind, so every dtype but the default is named.
-    if (t.dtype() != get_default_dtype()) suffixes.push_back(dtype_suffix);
-  } else {
-    if (t.dtype() != get_default_dtype() && t.dtype() != kInt64 && t.dtype() != kBool)
-      suffixes.push_back(dtype_suffix);
-    bool summarize = t.numel() > kThreshold;
-    std::vector<int64_t> offsets;
-    collect_offsets(t, 0, 0, summarize, offsets);
-    body = tensor_str(t, 0, 0, indent, summarize, Formatter(t, offsets));
+// Sets the stream for the numbers of f; the caller's flags are restored by StreamState.
+void apply(std::ostream& os, const NumberFormat& f) {
+  switch (f.style) {
+    case NumberFormat::Style::Plain: os.unsetf(std::ios_base::floatfield); break;
+    case NumberFormat::Style::Fixed: os << std::fixed << std::setprecision(4); break;
+    case NumberFormat::Style::Scientific: os << std::scientific << std::setprecision(4); break;
   }
-  if (auto fn = t.grad_fn()) suffixes.push_back("grad_fn=<" + fn->name() + ">");
-  else if (t.requires_grad()) suffixes.push_back("requires_grad=True");
-  return add_suffixes(prefix + body, suffixes, indent);
+}
+
+// Restores the stream's flags and precision when printing ends, also after an exception.
+class StreamState {
+ public:
+  explicit StreamState(std::ostream& os) : os_(os), flags_(os.flags()), precision_(os.precision()) {}
+  ~StreamState() {
+    os_.flags(flags_);
+    os_.precision(precision_);
+  }
+  StreamState(const StreamState&) = delete;
+  StreamState& operator=(const StreamState&) = delete;
+
+ private:
+  std::ostream& os_;
+  std::ios_base::fmtflags flags_;
+  std::streamsize precision_;
+};
+
+void print_scale(std::ostream& os, double scale) {
+  std::ios_base::fmtflags flags = os.flags();
+  os.unsetf(std::ios_base::floatfield);
+  os << scale << " *\n";
+  os.flags(flags);
+}
+
+void print_indent(std::ostream& os, int64_t indent) { os << std::string(static_cast<size_t>(indent), ' '); }
+
+// A [rows, cols] matrix, each line starting with `indent` spaces.
+void print_matrix(std::ostream& os, const std::vector<double>& v, int64_t rows, int64_t cols, int64_t line_width,
+                  int64_t indent) {
+  const NumberFormat f = choose_format(v);
+  apply(os, f);
+  print_indent(os, indent);
+  const int64_t per_line = std::max<int64_t>(1, (line_width - indent) / (f.width + 1));
+  for (int64_t first = 0; first < cols;) {
+    const int64_t last = std::min(first + per_line, cols) - 1;
+    if (per_line < cols) {
+      if (first != 0) os << '\n';
+      os << "Columns " << first + 1 << " to " << last + 1;
+      print_indent(os, indent);
+    }
+    if (f.scale != 1) {
+      print_scale(os, f.scale);
+      print_indent(os, indent);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = first; c <= last; ++c) {
+        os << std::setw(f.width) << v[static_cast<size_t>(r * cols + c)] / f.scale;
+        if (c != last) {
+          os << ' ';
+          continue;
+        }
+        os << '\n';
+        if (r != rows - 1) {
+          print_indent(os, indent);
+          if (f.scale != 1) os << ' ';  // libtorch's rows under a scale line are one space further in
+        }
+      }
+    }
+    first = last + 1;
+  }
+}
+
+// Three or more dims: each [rows, cols] matrix under its "(i,j,.,.) = " heading, the FIRST leading
+// index running fastest, as libtorch orders them.
+void print_slices(std::ostream& os, const Tensor& t, const std::vector<double>& v, int64_t line_width) {
+  const int64_t lead = t.dim() - 2, rows = t.size(-2), cols = t.size(-1), plane = rows * cols;
+  std::vector<int64_t> index(static_cast<size_t>(lead), 0);
+  for (bool first = true;; first = false) {
+    if (!first) {
+      int64_t d = 0;
+      while (d < lead && ++index[d] == t.size(d)) index[d++] = 0;
+      if (d == lead) return;
+      os << '\n';
+    }
+    os << '(';
+    int64_t offset = 0;
+    for (int64_t d = 0; d < lead; ++d) {
+      os << index[d] + 1 << ',';
+      offset = offset * t.size(d) + index[d];
+    }
+    os << ".,.) = \n";
+    std::vector<double> slice(v.begin() + offset * plane, v.begin() + (offset + 1) * plane);
+    print_matrix(os, slice, rows, cols, line_width, 1);
+  }
+}
+
+const char* type_name(DType t) {
+  switch (t) {
+    case kBool: return "CPUBoolType";
+    case kUInt8: return "CPUByteType";
+    case kInt32: return "CPUIntType";
+    case kInt64: return "CPULongType";
+    case kFloat32: return "CPUFloatType";
+    case kFloat64: return "CPUDoubleType";
+  }
+  return "CPUType";
 }
 
 }  // namespace
 
-std::string Tensor::toString() const {
+std::string Tensor::toString() const { return type_name(dtype()); }
+
+std::string Tensor::describe() const {
   if (!defined()) return "undefined";
   std::string s = std::string(dtype_name(dtype())) + " [";
   for (int64_t i = 0; i < dim(); ++i) s += (i ? ", " : "") + std::to_string(size(i));
   return s + "] on " + device().str();
 }
 
+void print(std::ostream& os, const Tensor& t, int64_t line_width) {
+  if (!t.defined()) {
+    os << "[ Tensor (undefined) ]";
+    return;
+  }
+  StreamState state(os);
+  const std::vector<double> v = values_of(t);
+  if (t.dim() == 0) {
+    os.unsetf(std::ios_base::floatfield);
+    os << v[0] << '\n';
+  } else if (t.dim() == 1 && !v.empty()) {
+    const NumberFormat f = choose_format(v);
+    if (f.scale != 1) print_scale(os, f.scale);
+    apply(os, f);
+    for (double z : v) os << std::setw(f.width) << z / f.scale << '\n';
+  } else if (t.dim() == 2 && !v.empty()) {
+    print_matrix(os, v, t.size(0), t.size(1), line_width, 0);
+  } else if (!v.empty()) {
+    print_slices(os, t, v, line_width);
+  }
+  os << "[ " << t.toString() << '{';
+  for (int64_t d = 0; d < t.dim(); ++d) os << (d ? "," : "") << t.size(d);
+  os << "} ]";
+}
+
+void print(const Tensor& t, int64_t line_width) { print(std::cout, t, line_width); }
+
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
-  if (!t.defined()) return os << "[ Tensor (undefined) ]";
-  return os << repr(t);
+  print(os, t, kLineWidth);
+  return os;
 }
 
 }  // namespace cohort

@@ -117,6 +117,16 @@ Tensor Tensor::lt(const Scalar& o) const { return cohort::lt(*this, o); }
 Tensor Tensor::le(const Scalar& o) const { return cohort::le(*this, o); }
 Tensor Tensor::gt(const Scalar& o) const { return cohort::gt(*this, o); }
 Tensor Tensor::ge(const Scalar& o) const { return cohort::ge(*this, o); }
+#define COHORT_COMPARE_INPLACE(op)                                                       \
+  const Tensor& Tensor::op##_(const Tensor& o) const { return copy_(cohort::op(*this, o)); } \
+  const Tensor& Tensor::op##_(const Scalar& o) const { return copy_(cohort::op(*this, o)); }
+COHORT_COMPARE_INPLACE(eq)
+COHORT_COMPARE_INPLACE(ne)
+COHORT_COMPARE_INPLACE(lt)
+COHORT_COMPARE_INPLACE(le)
+COHORT_COMPARE_INPLACE(gt)
+COHORT_COMPARE_INPLACE(ge)
+#undef COHORT_COMPARE_INPLACE
 Tensor Tensor::logical_not() const { return cohort::logical_not(*this); }
 Tensor Tensor::isnan() const { return cohort::isnan(*this); }
 
@@ -125,6 +135,10 @@ Tensor Tensor::sum(IntArrayRef d, bool k, std::optional<DType> t) const { return
 Tensor Tensor::mean(std::optional<DType> t) const { return cohort::mean(*this, t); }
 Tensor Tensor::mean(IntArrayRef d, bool k, std::optional<DType> t) const { return cohort::mean(*this, d, k, t); }
 Tensor Tensor::prod() const { return cohort::prod(*this); }
+Tensor Tensor::all() const { return cohort::all(*this); }
+Tensor Tensor::all(int64_t d, bool k) const { return cohort::all(*this, d, k); }
+Tensor Tensor::any() const { return cohort::any(*this); }
+Tensor Tensor::any(int64_t d, bool k) const { return cohort::any(*this, d, k); }
 Tensor Tensor::max() const { return cohort::max(*this); }
 Tensor Tensor::min() const { return cohort::min(*this); }
 std::tuple<Tensor, Tensor> Tensor::max(int64_t d, bool k) const { return cohort::max(*this, d, k); }
@@ -153,6 +167,18 @@ Tensor Tensor::argsort(int64_t d, bool desc) const { return cohort::argsort(*thi
 Tensor Tensor::multinomial(int64_t n, bool replacement) const { return cohort::multinomial(*this, n, replacement); }
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t d, bool largest, bool sorted) const {
   return cohort::topk(*this, k, d, largest, sorted);
+}
+
+const Tensor& Tensor::uniform_(double from, double to) const {
+  COHORT_CHECK_AS(TypeError, is_floating_point(), "uniform_: expected a floating-point tensor, got ", dtype());
+  COHORT_CHECK(from <= to, "uniform_: expected from <= to, got from=", from, " and to=", to);
+  return copy_(rand(sizes(), options()) * (to - from) + from);
+}
+
+const Tensor& Tensor::normal_(double mean, double std) const {
+  COHORT_CHECK_AS(TypeError, is_floating_point(), "normal_: expected a floating-point tensor, got ", dtype());
+  COHORT_CHECK(std >= 0, "normal_: expected std >= 0, got std=", std);
+  return copy_(randn(sizes(), options()) * std + mean);
 }
 
 }  // namespace cohort

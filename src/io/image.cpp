@@ -81,7 +81,7 @@ void write_png(const std::string& path, const Tensor& image) {
 Tensor to_uint8_hwc(const Tensor& chw_float) {
   COHORT_CHECK(chw_float.defined(), "to_uint8_hwc: the image is an undefined tensor");
   COHORT_CHECK(chw_float.is_floating_point() && chw_float.dim() == 3,
-               "to_uint8_hwc: expected a float32 or float64 image [C, H, W], got ", chw_float.toString());
+               "to_uint8_hwc: expected a float32 or float64 image [C, H, W], got ", chw_float.describe());
   const Tensor hwc = chw_float.detach().permute({1, 2, 0}).contiguous();
   Tensor out = empty(hwc.sizes(), TensorOptions(kUInt8));
   uint8_t* dst = out.data_ptr<uint8_t>();
@@ -131,7 +131,7 @@ void draw_text(const Tensor& image, int64_t x, int64_t y, const std::string& tex
   COHORT_CHECK(image.defined() && image.dtype() == kUInt8 && image.dim() == 3 && image.size(2) >= 1 &&
                    image.size(2) <= 4,
                "draw_text: expected a uint8 [H, W, C] image with C = 1..4, got ",
-               image.defined() ? image.toString() : std::string("an undefined tensor"),
+               image.defined() ? image.describe() : std::string("an undefined tensor"),
                "; hint: io::to_uint8_hwc converts a float CHW image");
   COHORT_CHECK(scale >= 1, "draw_text: scale must be at least 1, got ", scale);
   std::string s = printable(text);

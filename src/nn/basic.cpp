@@ -30,4 +30,12 @@ void DropoutImpl::pretty_print(std::ostream& os) const {
   os << "Dropout(p=" << options.p() << ", inplace=" << (options.inplace() ? "True" : "False") << ")";
 }
 
+FunctionalImpl::FunctionalImpl(Function function) : function_(std::move(function)) {
+  COHORT_CHECK(function_ != nullptr, "Functional: expected a function, got an empty std::function");
+}
+
+Tensor FunctionalImpl::forward(const Tensor& input) { return function_(input); }
+
+void FunctionalImpl::pretty_print(std::ostream& os) const { os << "Functional()"; }
+
 }  // namespace cohort::nn

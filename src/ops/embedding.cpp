@@ -26,8 +26,11 @@ std::string position_string(IntArrayRef sizes, int64_t flat) {
 
 }  // namespace
 
-Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
+                 bool sparse) {
   COHORT_CHECK(indices.defined() && weight.defined(), "embedding: indices and weight must be defined");
+  COHORT_CHECK(!sparse, "embedding: sparse=true asks for a sparse gradient, and cohort has no sparse tensors; hint: "
+               "pass sparse=false (the gradient is then dense, with the same values)");
   COHORT_CHECK_AS(TypeError, indices.dtype() == kInt64 || indices.dtype() == kInt32,
                   "embedding: expected int64 or int32 indices, got ", indices.dtype());
   COHORT_CHECK(weight.dim() == 2, "embedding: expected a 2-d weight [num_embeddings, embedding_dim], got weight of shape ",
@@ -43,9 +46,14 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                     " of indices of shape ", indices.sizes());
   Tensor rows = index_select(weight.detach(), 0, flat);
   rows = autograd::record("EmbeddingBackward0", rows, {weight},
-                          [flat, padding_idx, V, D, dtype = weight.dtype()](const Tensor& g) {
+                          [flat, padding_idx, scale_grad_by_freq, V, D, dtype = weight.dtype()](const Tensor& g) {
     Tensor grad = g;
     if (padding_idx >= 0) grad = masked_fill(grad, eq(flat, padding_idx).unsqueeze(1), 0);
+    if (scale_grad_by_freq) {  // each row's gradient divided by how often its index occurs in the batch
+      Tensor counts = scatter_add(zeros({V}, TensorOptions(dtype).device(g.device())), 0, flat,
+                                  ones({flat.numel()}, TensorOptions(dtype).device(g.device())));
+      grad = grad / index_select(counts, 0, flat).unsqueeze(1);
+    }
     Tensor index = flat.unsqueeze(1).expand({flat.numel(), D}).contiguous();
     return std::vector<Tensor>{scatter_add(zeros({V, D}, TensorOptions(dtype).device(g.device())), 0, index, grad)};
   });

@@ -224,6 +224,26 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   return index_select(x.expand(shape).reshape({-1}), 0, mask_to_index(mask.expand(shape)));
 }
 
+Tensor one_hot(const Tensor& self, int64_t num_classes) {
+  detail::check_defined("one_hot", self);
+  COHORT_CHECK_AS(TypeError, self.dtype() == kInt64, "one_hot: expected int64 class indices, got ", self.dtype(),
+                  "; hint: convert with .to(kLong)");
+  COHORT_CHECK(num_classes == -1 || num_classes > 0, "one_hot: num_classes must be positive or -1 (inferred), got ",
+               num_classes);
+  int64_t lo = 0, hi = -1;
+  if (self.numel() > 0) lo = self.min().item<int64_t>(), hi = self.max().item<int64_t>();
+  COHORT_CHECK(lo >= 0, "one_hot: class indices must be non-negative, got ", lo);
+  if (num_classes == -1) {
+    COHORT_CHECK(self.numel() > 0, "one_hot: cannot infer num_classes from an empty tensor; hint: pass num_classes");
+    num_classes = hi + 1;
+  }
+  COHORT_CHECK(hi < num_classes, "one_hot: class index ", hi, " is out of range for num_classes=", num_classes);
+  Shape sizes = self.sizes().vec();
+  sizes.push_back(num_classes);
+  Tensor index = self.unsqueeze(-1);
+  return scatter_add(zeros(sizes, TensorOptions(kInt64).device(self.device())), -1, index, ones_like(index));
+}
+
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return cohort::index_select(*this, dim, index); }
 Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return cohort::gather(*this, dim, index); }
 

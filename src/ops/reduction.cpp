@@ -259,6 +259,20 @@ Tensor mean(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DT
 Tensor mean(const Tensor& x, std::optional<DType> dtype) { return mean(x, {}, false, dtype); }
 
 Tensor prod(const Tensor& x) { return reduce_op(ReduceOp::Prod, true, x, {}, false); }
+
+namespace {
+// all / any as counts: zeros == 0, non-zeros > 0 (a NaN is not equal to 0, so it counts as true).
+Tensor truth_dtype(const Tensor& x, Tensor result) { return x.dtype() == kUInt8 ? result.to(kUInt8) : result; }
+}  // namespace
+
+Tensor all(const Tensor& x) { return truth_dtype(x, eq(sum(eq(x.detach(), 0)), 0)); }
+Tensor all(const Tensor& x, int64_t dim, bool keepdim) {
+  return truth_dtype(x, eq(sum(eq(x.detach(), 0), IntArrayRef{dim}, keepdim), 0));
+}
+Tensor any(const Tensor& x) { return truth_dtype(x, gt(sum(ne(x.detach(), 0)), 0)); }
+Tensor any(const Tensor& x, int64_t dim, bool keepdim) {
+  return truth_dtype(x, gt(sum(ne(x.detach(), 0), IntArrayRef{dim}, keepdim), 0));
+}
 Tensor max(const Tensor& x) { return reduce_op(ReduceOp::Max, true, x, {}, false); }
 Tensor min(const Tensor& x) { return reduce_op(ReduceOp::Min, true, x, {}, false); }
 Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) { return reduce_op(ReduceOp::Max, false, x, dims, keepdim); }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a cohort build tree into a temp prefix, runs the installed `cohort` program from it (no
-# LD_LIBRARY_PATH), then builds and runs main.cpp against it twice: with find_package(cohort) and
-# with pkg-config. Usage: run.sh <build-dir>
+# LD_LIBRARY_PATH), then builds and runs main.cpp against it twice, with find_package(cohort) and
+# with pkg-config, and torch/ as a libtorch project through the opt-in find_package(Torch).
+# Usage: run.sh <build-dir>
 set -euo pipefail
 
 build=$(cd "${1:?usage: run.sh <build-dir>}" && pwd)
@@ -42,4 +43,12 @@ echo "$cxx -std=c++17 main.cpp $flags"
 # shellcheck disable=SC2086  # flags are meant to split
 "$cxx" -std=c++17 "$here/main.cpp" -o "$tmp/consumer-pc" $flags
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/consumer-pc"
+echo "ok"
+
+echo "== libtorch-style consumer: find_package(Torch) with -DTorch_DIR=<prefix>/.../cmake/cohort/torch"
+torch_dir=$(dirname "$(find "$prefix" -name TorchConfig.cmake -print -quit)")
+"$cmake" -S "$here/torch" -B "$tmp/torch-build" -DTorch_DIR="$torch_dir" \
+         -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release >/dev/null
+"$cmake" --build "$tmp/torch-build"
+LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/torch-build/torch_consumer"
 echo "ok"

@@ -1,4 +1,4 @@
-// operator<<(Tensor) against PyTorch 1.13's repr(). Each expected string was printed by
+// repr(Tensor) against PyTorch 1.13's repr(). Each expected string was printed by
 // /usr/bin/python3 -c "import torch; print(repr(<the Python expression in the comment>))".
 #include <gtest/gtest.h>
 
@@ -13,12 +13,6 @@
 
 namespace cohort {
 namespace {
-
-std::string repr(const Tensor& t) {
-  std::ostringstream os;
-  os << t;
-  return os.str();
-}
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -218,10 +212,23 @@ TEST(Print, DeviceSuffixForNonDefaultDevice) {
   EXPECT_EQ(repr(zeros({2}, Device(kCPU, 0))), "tensor([0., 0.])");
 }
 
-TEST(Print, UndefinedAndToString) {
-  EXPECT_EQ(repr(Tensor()), "[ Tensor (undefined) ]");
-  EXPECT_EQ(zeros({2, 3}).toString(), "float32 [2, 3] on cpu:0");
-  EXPECT_EQ(scalar_tensor(1, kInt64).toString(), "int64 [] on cpu:0");
+TEST(Print, UndefinedToStringAndDescribe) {
+  EXPECT_EQ(repr(Tensor()), "tensor(undefined)");
+  std::ostringstream os;
+  os << Tensor();
+  EXPECT_EQ(os.str(), "[ Tensor (undefined) ]");
+  EXPECT_EQ(zeros({2, 3}).toString(), "CPUFloatType");  // libtorch's type name
+  EXPECT_EQ(scalar_tensor(1, kInt64).toString(), "CPULongType");
+  EXPECT_EQ(zeros({2, 3}).describe(), "float32 [2, 3] on cpu:0");
+  EXPECT_EQ(scalar_tensor(1, kInt64).describe(), "int64 [] on cpu:0");
+}
+
+TEST(Print, TheStreamsFormatIsRestored) {
+  std::ostringstream os;
+  os << std::hex << 255 << ' ' << tensor({{0.001, 0.002}}) << ' ' << 255 << ' ' << 0.5;
+  const std::string s = os.str();
+  EXPECT_EQ(s.substr(0, 3), "ff ");
+  EXPECT_EQ(s.substr(s.size() - 7), " ff 0.5");
 }
 
 }  // namespace

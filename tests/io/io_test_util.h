@@ -38,8 +38,8 @@ inline std::map<std::string, Tensor> reference_tensors() {
 // Same dtype, same shape, same values (bit for bit for these finite values).
 inline ::testing::AssertionResult same_tensor(const Tensor& got, const Tensor& expected) {
   if (got.dtype() != expected.dtype() || got.sizes() != expected.sizes() || !got.equal(expected))
-    return ::testing::AssertionFailure() << "got " << got << " (" << got.toString() << "), expected " << expected << " ("
-                                         << expected.toString() << ")";
+    return ::testing::AssertionFailure() << "got " << got << " (" << got.describe() << "), expected " << expected << " ("
+                                         << expected.describe() << ")";
   return ::testing::AssertionSuccess();
 }
 

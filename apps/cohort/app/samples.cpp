@@ -44,7 +44,7 @@ void write_samples_png(const std::string& path, const Tensor& images, const std:
   COHORT_CHECK(images.defined() && images.is_floating_point() && images.dim() == 4 &&
                    (images.size(1) == 1 || images.size(1) == 3),
                "write_samples_png: expected float images [N, C, H, W] with C = 1 or 3, got ",
-               images.defined() ? images.toString() : std::string("an undefined tensor"));
+               images.defined() ? images.describe() : std::string("an undefined tensor"));
   const int64_t n = images.size(0), h = images.size(2), w = images.size(3);
   COHORT_CHECK(n >= 1 && h >= 1 && w >= 1, "write_samples_png: no images to draw, got ", images.sizes());
   COHORT_CHECK(static_cast<int64_t>(truth.size()) == n && static_cast<int64_t>(predicted.size()) == n,

@@ -10,12 +10,21 @@
 
 namespace cohort {
 
-enum class DeviceType : int8_t { CPU };
+// CUDA is named so that libtorch programs choosing their device at run time compile
+// (`cuda::is_available() ? kCUDA : kCPU`, core/libtorch_names.h); making a CUDA Device throws.
+enum class DeviceType : int8_t { CPU, CUDA };
 inline constexpr DeviceType kCPU = DeviceType::CPU;
+inline constexpr DeviceType kCUDA = DeviceType::CUDA;
+
+namespace detail {
+[[noreturn]] void refuse_cuda_device();
+}
 
 class Device {
  public:
-  Device(DeviceType type = kCPU, int index = 0) : type_(type), index_(index) {}  // NOLINT: implicit like libtorch
+  Device(DeviceType type = kCPU, int index = 0) : type_(type), index_(index) {  // NOLINT: implicit like libtorch
+    if (type == DeviceType::CUDA) detail::refuse_cuda_device();
+  }
   // "cpu" (= cpu:0) or "cpu:3".
   Device(const std::string& spec);  // NOLINT
   Device(const char* spec) : Device(std::string(spec)) {}  // NOLINT

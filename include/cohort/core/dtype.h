@@ -26,6 +26,12 @@ inline constexpr DType kFloat32 = DType::Float32;
 inline constexpr DType kFloat = DType::Float32;
 inline constexpr DType kFloat64 = DType::Float64;
 inline constexpr DType kDouble = DType::Float64;
+// libtorch's short spellings.
+inline constexpr DType kU8 = DType::UInt8;
+inline constexpr DType kI32 = DType::Int32;
+inline constexpr DType kI64 = DType::Int64;
+inline constexpr DType kF32 = DType::Float32;
+inline constexpr DType kF64 = DType::Float64;
 
 inline constexpr int kNumDTypes = 6;
 

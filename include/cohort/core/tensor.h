@@ -29,6 +29,16 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+  // Assigning to a named tensor rebinds the handle; assigning to a temporary writes its elements, as
+  // in libtorch: `x[1] = y` copies y (broadcast) into row 1 of x, `x.index({Slice(), 0}) = 0` fills a
+  // column.
+  Tensor& operator=(const Tensor&) & = default;
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  const Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  const Tensor& operator=(const Scalar& value) && { return fill_(value); }
 
   bool defined() const { return impl_ != nullptr; }
   TensorImpl* unsafe_impl() const { return impl_.get(); }
@@ -52,13 +62,19 @@ class Tensor {
   bool is_floating_point() const { return cohort::is_floating_point(dtype()); }
   size_t element_size() const { return cohort::element_size(dtype()); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
-  std::string toString() const;  // "float32 [2, 3] on cpu:0"
+  std::string toString() const;  // the type as libtorch names it: "CPUFloatType"
+  std::string describe() const;  // for messages: "float32 [2, 3] on cpu:0"
 
   // --- Data access ------------------------------------------------------------------------------
   // Pointer to the first element; T must match the dtype exactly.
   template <class T>
   T* data_ptr() const;
   void* data_ptr() const { return checked().data(); }
+  // libtorch's deprecated spellings, kept so that old programs compile: data<T>() is data_ptr<T>(),
+  // data() is detach() (the values, sharing storage, outside autograd).
+  template <class T>
+  T* data() const { return data_ptr<T>(); }
+  Tensor data() const { return detach(); }
   // The value of a one-element tensor.
   template <class T>
   T item() const;
@@ -133,6 +149,9 @@ class Tensor {
   Tensor repeat(IntArrayRef repeats) const;
   const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
   const Tensor& fill_(const Scalar& value) const;
+  // Fills with values drawn from the default generator: uniform on [from, to), or normal.
+  const Tensor& uniform_(double from = 0, double to = 1) const;
+  const Tensor& normal_(double mean = 0, double std = 1) const;
   const Tensor& zero_() const;
   Tensor to(DType dtype, bool non_blocking = false, bool copy = false) const;
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
@@ -214,6 +233,19 @@ class Tensor {
   Tensor le(const Scalar& other) const;
   Tensor gt(const Scalar& other) const;
   Tensor ge(const Scalar& other) const;
+  // In place: self becomes (self op other), 1 or 0 in self's dtype.
+  const Tensor& eq_(const Tensor& other) const;
+  const Tensor& ne_(const Tensor& other) const;
+  const Tensor& lt_(const Tensor& other) const;
+  const Tensor& le_(const Tensor& other) const;
+  const Tensor& gt_(const Tensor& other) const;
+  const Tensor& ge_(const Tensor& other) const;
+  const Tensor& eq_(const Scalar& other) const;
+  const Tensor& ne_(const Scalar& other) const;
+  const Tensor& lt_(const Scalar& other) const;
+  const Tensor& le_(const Scalar& other) const;
+  const Tensor& gt_(const Scalar& other) const;
+  const Tensor& ge_(const Scalar& other) const;
   Tensor logical_not() const;
   Tensor isnan() const;
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
@@ -225,6 +257,11 @@ class Tensor {
   Tensor mean(std::optional<DType> dtype = std::nullopt) const;
   Tensor mean(IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
   Tensor prod() const;
+  // Whether every (all) or some (any) element is non-zero: bool (uint8 for a uint8 input, as PyTorch).
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
   Tensor max() const;
   Tensor min() const;
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
@@ -309,8 +346,17 @@ Tensor operator>=(const Tensor& a, const Scalar& b);
 Tensor operator!(const Tensor& a);
 Tensor operator&&(const Tensor& a, const Tensor& b) = delete;  // use logical_and
 
-// Prints like PyTorch: tensor([[1.0000, 2.0000]], requires_grad=True).
+// Prints as libtorch does (what a libtorch program prints, src/core/print.cpp):
+//    1  0
+//    0  1
+//   [ CPUFloatType{2,2} ]
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+// The same, with lines at most `line_width` characters wide, to `os` or to std::cout.
+void print(std::ostream& os, const Tensor& t, int64_t line_width = 80);
+void print(const Tensor& t, int64_t line_width = 80);
+// What Python's repr(tensor) gives for the same tensor in PyTorch 1.13, character for character:
+// tensor([[1.0000, 2.0000]], requires_grad=True). The blitz examples print with it.
+std::string repr(const Tensor& t);
 
 template <class T>
 T* Tensor::data_ptr() const {

@@ -1,5 +1,10 @@
-// Small layers: Identity, Flatten, Dropout.
+// Small layers: Identity, Flatten, Dropout, Functional.
 #pragma once
+
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/module_holder.h"
@@ -54,8 +59,29 @@ class DropoutImpl : public Cloneable<DropoutImpl> {
   DropoutOptions options;
 };
 
+// A function as a layer, for Sequential, as libtorch spells it: nn::Functional(relu),
+// nn::Functional(leaky_relu, 0.2), nn::Functional(log_softmax, 1, nullopt): the arguments after the
+// function are passed after the input on every call. No parameters, no state.
+class FunctionalImpl : public Cloneable<FunctionalImpl> {
+ public:
+  using Function = std::function<Tensor(Tensor)>;
+  explicit FunctionalImpl(Function function);
+  template <class F, class... Args, std::enable_if_t<(sizeof...(Args) > 0), int> = 0>
+  explicit FunctionalImpl(F function, Args&&... args)
+      : FunctionalImpl(Function([function, bound = std::make_tuple(std::forward<Args>(args)...)](const Tensor& x) {
+          return std::apply([&](const auto&... a) { return Tensor(function(x, a...)); }, bound);
+        })) {}
+  void reset() override {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& os) const override;
+
+ private:
+  Function function_;
+};
+
 using Identity = ModuleHolder<IdentityImpl>;
 using Flatten = ModuleHolder<FlattenImpl>;
 using Dropout = ModuleHolder<DropoutImpl>;
+using Functional = ModuleHolder<FunctionalImpl>;
 
 }  // namespace cohort::nn

@@ -48,10 +48,12 @@ class Module : public std::enable_shared_from_this<Module> {
     add_child(std::move(name), module);
     return module;
   }
+  // Returns the module itself, as libtorch does: assigning it to a holder member (nn::Linear, or a
+  // TORCH_MODULE class) converts, and `auto m = register_module(...)` is used as m->forward(x).
   template <class Impl>
-  ModuleHolder<Impl> register_module(std::string name, ModuleHolder<Impl> holder) {
+  std::shared_ptr<Impl> register_module(std::string name, ModuleHolder<Impl> holder) {
     add_child(std::move(name), holder.ptr());
-    return holder;
+    return holder.ptr();
   }
   // Replaces a registered child (e.g. swapping a head) and returns it.
   template <class M>

@@ -67,3 +67,15 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& holder) {
 }
 
 }  // namespace cohort::nn
+
+// libtorch's way to give a user module its holder, which is spelled only as a macro there:
+//   struct NetImpl : nn::Module { ... };
+//   TORCH_MODULE(Net);          // class Net : public nn::ModuleHolder<NetImpl>, with its constructors
+// Use the holder `Net` as the built-in layers are used: Net net(args); net->forward(x); net(x).
+#define TORCH_MODULE_IMPL(Name, ImplType)                               \
+  class Name : public ::cohort::nn::ModuleHolder<ImplType> { /* NOLINT */ \
+   public:                                                              \
+    using ::cohort::nn::ModuleHolder<ImplType>::ModuleHolder;           \
+    using Impl = ImplType;                                              \
+  }
+#define TORCH_MODULE(Name) TORCH_MODULE_IMPL(Name, Name##Impl)

@@ -62,5 +62,9 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 // Elements where a bool mask (broadcastable to x) is true, as a 1-d tensor.
 Tensor masked_select(const Tensor& x, const Tensor& mask);
+// int64 class indices [*] -> int64 [*, num_classes] with a 1 at each index, 0 elsewhere.
+// num_classes -1 means the largest index + 1. Throws for a non-int64 input, a negative index, or
+// an index >= num_classes. Not differentiable (the result is integer).
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
 
 }  // namespace cohort

@@ -18,6 +18,9 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 // not read (NaN in it does not propagate), as in PyTorch.
 Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
                const Scalar& alpha = 1);
+// y = input weight^T + bias: input [*, in], weight [out, in], bias [out] or undefined -> [*, out].
+// Throws when the last dim of input is not in_features or weight is not 2-d.
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {});
 Tensor dot(const Tensor& a, const Tensor& b);
 Tensor outer(const Tensor& a, const Tensor& b);
 

@@ -20,4 +20,33 @@ namespace cohort {
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {}, Reduction reduction = kMean,
                 int64_t ignore_index = -100);
 
+// The other losses, as libtorch's free functions (ATen's argument order), composed of tensor ops so
+// that they differentiate to any order. nn::functional and the nn loss modules call these.
+//
+// The elementwise losses take an input and a target of the same shape: unlike PyTorch, which
+// broadcasts them (a classic silent bug: [N, 1] against [N] gives N x N terms), different shapes
+// are an error with the fix.
+//   mse_loss:       (x - y)^2
+//   l1_loss:        |x - y|
+//   smooth_l1_loss: 0.5 d^2 / beta where d = |x - y| < beta, else d - 0.5 beta (beta >= 0; 0 is l1)
+//   huber_loss:     0.5 d^2 where d < delta, else delta (d - 0.5 delta) (delta > 0)
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean, double delta = 1.0);
+
+// log_softmax over the class dim (1, or 0 for a single sample [C]) and nll_loss. target: int64 class
+// indices [N, ...] (ignore_index weighs 0), or class probabilities of input's shape. label_smoothing
+// in [0, 1] mixes in the uniform distribution, as PyTorch does.
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                          Reduction reduction = kMean, int64_t ignore_index = -100, double label_smoothing = 0.0);
+
+// input: probabilities in [0, 1] (an error otherwise, naming the fix); logs are clamped at -100 as in
+// PyTorch. weight broadcasts to the input.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                            Reduction reduction = kMean);
+// input: logits, computed stably; pos_weight broadcasts over the last dim (classes).
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
+                                        const Tensor& pos_weight = {}, Reduction reduction = kMean);
+
 }  // namespace cohort

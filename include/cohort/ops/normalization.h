@@ -22,6 +22,27 @@ namespace cohort {
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps);
+// ATen's full signature; cudnn_enabled has no meaning on CPU devices and is ignored.
+inline Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                         const Tensor& running_var, bool training, double momentum, double eps, bool /*cudnn_enabled*/) {
+  return batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+// Layer and group normalisation, as libtorch's free functions:
+//   layer_norm(x, {C})                       // normalise over the last dims, of shape normalized_shape
+//   layer_norm(x, {H, W}, w, b, 1e-6)
+//   group_norm(x, 2, w, b)                   // x [N, C, ...], C % 2 == 0
+// layer_norm: mean and biased variance over the trailing dims `normalized_shape`; weight and bias
+// (optional) have that shape. group_norm: over each group of C / num_groups channels and all
+// trailing dims of one sample; weight and bias (optional) are [C]. y = (x - mean) / sqrt(var + eps)
+// * w + b. Compositions of differentiable ops (mean, var), so any order of derivative. The cudnn
+// flags of ATen's signatures are accepted and ignored.
+// Throws cohort::Error naming the op when the trailing dims differ from normalized_shape, C is not
+// divisible by num_groups, or weight/bias have the wrong shape.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, bool cudnn_enable = true);
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, bool cudnn_enabled = true);
 
 // batch_norm, and the statistics it normalised with: the mean and the biased variance per channel,
 // float64 [C] without autograd (in training the batch's, as running statistics are updated with; in

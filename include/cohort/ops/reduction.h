@@ -15,6 +15,14 @@ Tensor mean(const Tensor& x, std::optional<DType> dtype = std::nullopt);
 Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt);
 Tensor prod(const Tensor& x);
 
+// Whether every (all) or some (any) element is non-zero (NaN counts as non-zero), over all elements
+// or along dim: bool, or uint8 for a uint8 input (PyTorch's rule). all of nothing is true, any of
+// nothing false. Not differentiable.
+Tensor all(const Tensor& x);
+Tensor all(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor any(const Tensor& x);
+Tensor any(const Tensor& x, int64_t dim, bool keepdim = false);
+
 // Largest value (NaN if any is NaN); with a dim, the values and their int64 indices.
 Tensor max(const Tensor& x);
 Tensor min(const Tensor& x);

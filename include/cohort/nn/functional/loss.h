@@ -1,6 +1,6 @@
-// Loss functions (nn::functional). Reductions as libtorch spells them: kMean (default), kSum, kNone.
-// Unlike PyTorch, an input and target of different shapes are an error for the elementwise
-// losses (PyTorch broadcasts them with a warning, a classic silent bug: [N, 1] vs [N] gives N x N).
+// Loss functions (nn::functional): the ops of cohort/ops/loss.h (their semantics and errors are
+// documented there), with nn's option structs. Reductions as libtorch spells them: kMean (default),
+// kSum, kNone.
 #pragma once
 
 #include <optional>

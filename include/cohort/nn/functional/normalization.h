@@ -1,12 +1,8 @@
 // Layer and group normalisation (nn::functional, spelled as libtorch's):
 //   F::layer_norm(x, F::LayerNormFuncOptions({C}).weight(w).bias(b))   // normalise the last dims
 //   F::group_norm(x, F::GroupNormFuncOptions(2).weight(w).bias(b))     // x [N, C, ...], C % 2 == 0
-// layer_norm: mean and biased variance over the trailing dims `normalized_shape`; weight and bias
-// (optional) have that shape. group_norm: over each group of C / num_groups channels and all trailing
-// dims of one sample; weight and bias (optional) are [C]. y = (x - mean) / sqrt(var + eps) * w + b.
-// Compositions of differentiable ops (mean, var), so any order of derivative.
-// Throws cohort::Error naming the op when the trailing dims differ from normalized_shape, C is not
-// divisible by num_groups, or weight/bias have the wrong shape.
+// The ops cohort::layer_norm and cohort::group_norm (ops/normalization.h: semantics and errors) with
+// nn's option structs.
 #pragma once
 
 #include <vector>

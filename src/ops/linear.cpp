@@ -1,0 +1,19 @@
+// linear: one addmm for the common 2-d input with a bias, matmul plus a broadcast add otherwise.
+#include "cohort/ops/linalg.h"
+
+#include "cohort/ops/pointwise.h"
+
+namespace cohort {
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  COHORT_CHECK(input.defined() && weight.defined(), "linear: input and weight must be defined");
+  COHORT_CHECK(weight.dim() == 2, "linear: expected a 2-d weight [out_features, in_features], got shape ", weight.sizes());
+  COHORT_CHECK(input.dim() >= 1 && input.size(-1) == weight.size(1), "linear: input of shape ", input.sizes(),
+               " does not match in_features=", weight.size(1), " of weight ", weight.sizes(),
+               " (the last input dim must equal in_features)");
+  if (input.dim() == 2 && bias.defined()) return addmm(bias, input, weight.t());
+  Tensor out = matmul(input, weight.t());
+  return bias.defined() ? out + bias : out;
+}
+
+}  // namespace cohort
