@@ -8,6 +8,7 @@
 #include "cohort/core/error.h"
 #include "cohort/core/expanding_array.h"
 #include "cohort/core/generator.h"
+#include "cohort/core/ivalue.h"
 #include "cohort/core/scalar.h"
 #include "cohort/core/tensor.h"
 #include "cohort/core/threads.h"
@@ -35,6 +36,7 @@
 
 // autograd: the backward engine, grad mode, graph nodes, recording an op's backward
 #include "cohort/autograd/engine.h"
+#include "cohort/autograd/function.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/autograd/node.h"
 #include "cohort/autograd/record.h"
