@@ -11,6 +11,7 @@
 #include "cohort/autograd/engine.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/nn/conv.h"
+#include "cohort/ops/backend.h"
 #include "cohort/ops/convolution.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -210,6 +211,43 @@ TEST(ConvTransposeOp, IsTheAdjointOfConvolution) {
     const double lhs = (t * y).sum().item<double>(), rhs = (x * c).sum().item<double>();
     EXPECT_NEAR(lhs, rhs, (dtype == kFloat64 ? 1e-10 : 1e-3) * (1 + std::abs(lhs)));
   }
+}
+
+// The float32 gradients (oneDNN, whose right padding is negative with output_padding) against the
+// float64 ones (plain loops), with the default algorithms and forcing Winograd where it fits: the op
+// table compares values only in float32.
+TEST(ConvTransposeOp, Float32GradientsMatchFloat64) {
+  struct Geometry {
+    Shape x, w;
+    std::vector<int64_t> stride, padding, output_padding, dilation;
+    int64_t groups;
+  };
+  const std::vector<Geometry> cases = {
+      {{2, 4, 5, 4}, {4, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 2},
+      {{1, 3, 4, 6}, {3, 2, 2, 3}, {3, 2}, {0, 1}, {2, 1}, {1, 1}, 1},
+      {{2, 2, 4, 3}, {2, 3, 2, 3}, {1, 1}, {0, 1}, {1, 1}, {2, 3}, 1},  // output_padding >= stride: plain loops
+      {{2, 8, 6, 6}, {8, 8, 3, 3}, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},  // stride 1, 3x3: Winograd-shaped
+  };
+  manual_seed(12);
+  const ConvAlgorithm saved = conv_algorithm();
+  for (ConvAlgorithm algorithm : {ConvAlgorithm::Auto, ConvAlgorithm::Winograd}) {
+    set_conv_algorithm(algorithm);
+    for (const Geometry& c : cases) {
+      Tensor x = randn(c.x, kFloat64), w = randn(c.w, kFloat64), b = randn({c.w[1] * c.groups}, kFloat64);
+      std::vector<Tensor> grads[2];
+      int k = 0;
+      for (DType dtype : {kFloat64, kFloat32}) {
+        Tensor xs = x.to(dtype).requires_grad_(), ws = w.to(dtype).requires_grad_(), bs = b.to(dtype).requires_grad_();
+        Tensor y = conv_transpose2d(xs, ws, bs, c.stride, c.padding, c.output_padding, c.groups, c.dilation);
+        Tensor up = (arange(y.numel(), kFloat64).view(y.sizes()) * 0.37).sin().to(dtype);
+        grads[k++] = autograd::grad({(y * up).sum()}, {xs, ws, bs});
+      }
+      for (size_t i = 0; i < 3; ++i)
+        EXPECT_LT(max_diff(grads[0][i], grads[1][i]), 1e-4 * (1 + grads[0][i].abs().max().item<double>()))
+            << "input " << i << " of x " << IntArrayRef(c.x) << " w " << IntArrayRef(c.w);
+    }
+  }
+  set_conv_algorithm(saved);
 }
 
 TEST(ConvTransposeErrors, NameTheOpAndTheShapes) {
