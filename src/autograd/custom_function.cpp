@@ -219,6 +219,11 @@ variable_list CustomCall::finish(variable_list outputs) {
       throw AutogradError(cohort::detail::str(
           name_, ": a leaf tensor that requires grad (", in.dtype(), " ", in.sizes(), ") was modified in place by "
           "forward (mark_dirty); hint: call the function on a clone(), or under NoGradGuard"));
+    // As for cohort's own in-place ops: the view's base would not learn its new history.
+    if (node_ && in.unsafe_impl()->is_view())
+      throw AutogradError(cohort::detail::str(
+          name_, ": a view (", in.sizes(), ") was modified in place by forward (mark_dirty) while recording gradients, "
+          "which is not supported; hint: clone() the view first"));
     in.unsafe_impl()->storage()->bump_version();
   }
   if (!node_) return outputs;

@@ -171,6 +171,9 @@ TEST(CustomFunction, MarkDirtyRebasesTheInputsHistory) {
 
   EXPECT_THAT(error_of([] { MulTwoInPlace::apply(randn({2}).requires_grad_()); }),
               HasSubstr("a leaf tensor that requires grad (float32 [2]) was modified in place by forward (mark_dirty)"));
+  Tensor base = randn({4}).requires_grad_() * 1;
+  EXPECT_THAT(error_of([&] { MulTwoInPlace::apply(base.narrow(0, 1, 2)); }),
+              HasSubstr("MulTwoInPlace: a view ([2]) was modified in place by forward (mark_dirty) while recording"));
   struct ForgetsToReturn : Function<ForgetsToReturn> {
     static Tensor forward(AutogradContext* ctx, Tensor x) {
       x.add_(1);

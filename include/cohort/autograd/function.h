@@ -30,8 +30,8 @@
 //   differentiable ops is differentiable again (saved outputs are re-linked to their node).
 // Errors (cohort::AutogradError, naming T's type): backward returning the wrong number of gradients,
 // a defined gradient for an argument that is not a tensor input, a gradient of a shape the input
-// does not broadcast to (naming the argument's position); mark_dirty of a leaf that requires grad or
-// of a tensor forward does not return; reading saved variables after the graph was freed, or after
+// does not broadcast to (naming the argument's position); mark_dirty of a leaf that requires grad,
+// of a view, or of a tensor forward does not return; reading saved variables after the graph was freed, or after
 // they were modified in place.
 #pragma once
 
