@@ -1,5 +1,6 @@
 // conv1d and conv2d: argument checks, padding modes, and the one differentiable primitive (a 2-d
-// convolution on [N, C, H, W]; conv1d runs it with H = 1). Kernels: ops/cpu/conv_kernels.h.
+// convolution on [N, C, H, W]; conv1d runs it with H = 1); conv_transpose1d/2d, which are that
+// convolution's input gradient. Kernels: ops/cpu/conv_kernels.h.
 #include "cohort/ops/convolution.h"
 
 #include <string>
@@ -81,8 +82,79 @@ Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kern
   });
 }
 
+// Note [Transposed convolution]
+// conv_transpose(x, w) is the gradient w.r.t. the input of conv(., w) taken at an output gradient x:
+// x [N, C_in, H, W] plays dout, w [C_in, C_out / groups, kH, kW] is the convolution's weight as is
+// (its O is C_in), and the result [N, C_out, H', W'] plays din. So the forward is the backward-data
+// kernel and the backward is the other two primitives: d/dx = conv(g, w), d/dw = weight_grad(x, g)
+// (Note [Convolution double backward]), each differentiable again under create_graph.
+// output_padding adds rows at the end of din that the convolution's geometry must still explain:
+// p.pad_hi = padding - output_padding makes (H' + pad_lo + pad_hi - span) / stride + 1 = H exact
+// (the same padding_r PyTorch hands oneDNN). pad_hi may be negative: the convolution then never
+// reads the last rows, whose din is zero, as the transposed convolution's definition gives.
+Tensor transposed_convolution(const Tensor& x, const Tensor& w, const Tensor& b, const Shape& out_sizes,
+                              const kernel::Conv2dParams& p) {
+  Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
+  kernel::conv2d_backward(out, Tensor(), Tensor(), x, Tensor(), w, p);
+  if (b.defined()) {
+    NoGradGuard no_grad;
+    out.add_(b.view({1, b.size(0), 1, 1}));
+  }
+  const bool x_grad = x.requires_grad(), w_grad = w.requires_grad(), b_grad = b.defined() && b.requires_grad();
+  return autograd::record("ConvolutionBackward0", out, {x, w, b},
+                          [=, sx = SavedTensor(w_grad ? x : Tensor()), sw = SavedTensor(x_grad ? w : Tensor()),
+                           w_sizes = w.sizes().vec()](const Tensor& g) {
+    return std::vector<Tensor>{x_grad ? convolution(g, sw.unpack(), Tensor(), p) : Tensor(),
+                               w_grad ? weight_grad(sx.unpack(), g, w_sizes, p) : Tensor(),
+                               b_grad ? sum(g, {0, 2, 3}) : Tensor()};
+  });
+}
+
 const char* dims_letters(size_t D) { return D == 1 ? "[N, C, L]" : "[N, C, H, W]"; }
 const char* kernel_letters(size_t D) { return D == 1 ? "k" : "kH, kW"; }
+
+// The checks every convolution makes: ranks, dtypes, devices. weight_letters names weight's first
+// two dims.
+template <size_t D>
+void check_tensors(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                   const char* weight_letters) {
+  detail::check_defined(op, input, "input");
+  detail::check_defined(op, weight, "weight");
+  constexpr int64_t kDim = static_cast<int64_t>(D);
+  COHORT_CHECK(input.dim() == kDim + 1 || input.dim() == kDim + 2, op, ": expected a ", kDim + 1, "-d (unbatched) or ",
+               kDim + 2, "-d (batched) input ", dims_letters(D), ", got input of shape ", input.sizes());
+  COHORT_CHECK(weight.dim() == kDim + 2, op, ": expected a ", kDim + 2, "-d weight [", weight_letters, ", ",
+               kernel_letters(D), "], got weight of shape ", weight.sizes());
+  COHORT_CHECK_AS(TypeError, input.dtype() == weight.dtype(), op, ": expected input and weight to have the same dtype, got ",
+                  input.dtype(), " and ", weight.dtype(), "; hint: convert one with .to(", weight.dtype(), ")");
+  COHORT_CHECK_AS(TypeError, !bias.defined() || bias.dtype() == input.dtype(), op,
+                  ": expected bias to have the dtype of input and weight, got ", bias.dtype(), " and ", input.dtype());
+  COHORT_CHECK_AS(TypeError, input.dtype() != kBool, op, ": bool tensors are not supported");
+  detail::check_same_device(op, input, weight);
+  if (bias.defined()) detail::check_same_device(op, input, bias);
+}
+
+template <size_t D>
+void check_geometry(const char* op, const ExpandingArray<D>& stride, const ExpandingArray<D>& dilation, int64_t groups) {
+  COHORT_CHECK(groups > 0, op, ": groups must be positive, got groups=", groups);
+  for (size_t d = 0; d < D; ++d) {
+    COHORT_CHECK(stride[d] > 0, op, ": stride must be positive, got stride=", stride);
+    COHORT_CHECK(dilation[d] > 0, op, ": dilation must be positive, got dilation=", dilation);
+  }
+}
+
+// [N, C, H, W] params from a D-d geometry: conv1d's one dim is W (H is 1, stride 1, no padding).
+template <size_t D>
+kernel::Conv2dParams params_2d(const ExpandingArray<D>& stride, const std::array<int64_t, D>& lo,
+                               const std::array<int64_t, D>& hi, const ExpandingArray<D>& dilation, int64_t groups) {
+  kernel::Conv2dParams p;
+  p.groups = groups;
+  for (size_t d = 0; d < D; ++d) {
+    const size_t k = d + 2 - D;
+    p.stride[k] = stride[d], p.dilation[k] = dilation[d], p.pad_lo[k] = lo[d], p.pad_hi[k] = hi[d];
+  }
+  return p;
+}
 
 enum class PaddingMode { Explicit, Same, Valid };
 
@@ -98,30 +170,13 @@ PaddingMode padding_mode(const char* op, std::string_view padding) {
 template <size_t D>
 Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride_arg,
                PaddingMode mode, IntArrayRef sizes, IntArrayRef dilation_arg, int64_t groups) {
-  detail::check_defined(op, input, "input");
-  detail::check_defined(op, weight, "weight");
+  check_tensors<D>(op, input, weight, bias, "out_channels, in_channels / groups");
   constexpr int64_t kDim = static_cast<int64_t>(D);
-  COHORT_CHECK(input.dim() == kDim + 1 || input.dim() == kDim + 2, op, ": expected a ", kDim + 1, "-d (unbatched) or ",
-               kDim + 2, "-d (batched) input ", dims_letters(D), ", got input of shape ", input.sizes());
-  COHORT_CHECK(weight.dim() == kDim + 2, op, ": expected a ", kDim + 2, "-d weight [out_channels, in_channels / groups, ",
-               kernel_letters(D), "], got weight of shape ", weight.sizes());
-  COHORT_CHECK_AS(TypeError, input.dtype() == weight.dtype(), op, ": expected input and weight to have the same dtype, got ",
-                  input.dtype(), " and ", weight.dtype(), "; hint: convert one with .to(", weight.dtype(), ")");
-  COHORT_CHECK_AS(TypeError, !bias.defined() || bias.dtype() == input.dtype(), op,
-                  ": expected bias to have the dtype of input and weight, got ", bias.dtype(), " and ", input.dtype());
-  COHORT_CHECK_AS(TypeError, input.dtype() != kBool, op, ": bool tensors are not supported");
-  detail::check_same_device(op, input, weight);
-  if (bias.defined()) detail::check_same_device(op, input, bias);
-
   const auto stride = detail::expand_param<D>(op, "stride", stride_arg);
   const auto dilation = detail::expand_param<D>(op, "dilation", dilation_arg);
+  check_geometry<D>(op, stride, dilation, groups);
   const bool batched = input.dim() == kDim + 2;
   const int64_t channels = input.size(batched ? 1 : 0);
-  COHORT_CHECK(groups > 0, op, ": groups must be positive, got groups=", groups);
-  for (size_t d = 0; d < D; ++d) {
-    COHORT_CHECK(stride[d] > 0, op, ": stride must be positive, got stride=", stride);
-    COHORT_CHECK(dilation[d] > 0, op, ": dilation must be positive, got dilation=", dilation);
-  }
   COHORT_CHECK(weight.size(0) % groups == 0, op, ": out_channels (weight.size(0) = ", weight.size(0),
                ") must be divisible by groups=", groups, ", got weight of shape ", weight.sizes());
   COHORT_CHECK(channels == weight.size(1) * groups, op, ": expected input of shape ", input.sizes(), " to have ",
@@ -158,12 +213,7 @@ Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const 
   }
 
   // To [N, C, H, W]: add the batch dim, and for conv1d an H of 1.
-  kernel::Conv2dParams p;
-  p.groups = groups;
-  for (size_t d = 0; d < D; ++d) {
-    const size_t k = d + 2 - D;  // conv1d's one dim is W
-    p.stride[k] = stride[d], p.dilation[k] = dilation[d], p.pad_lo[k] = lo[d], p.pad_hi[k] = hi[d];
-  }
+  const kernel::Conv2dParams p = params_2d<D>(stride, lo, hi, dilation, groups);
   Tensor x = batched ? input : input.unsqueeze(0), w = weight;
   if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
   Tensor out = convolution(x, w, bias, p);
@@ -171,7 +221,72 @@ Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const 
   return batched ? out : out.squeeze(0);
 }
 
+// Checks the arguments of conv_transpose1d/2d and runs the transposed primitive on 4-d views.
+template <size_t D>
+Tensor conv_transpose_nd(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
+                         IntArrayRef stride_arg, IntArrayRef padding_arg, IntArrayRef output_padding_arg,
+                         int64_t groups, IntArrayRef dilation_arg) {
+  check_tensors<D>(op, input, weight, bias, "in_channels, out_channels / groups");
+  constexpr int64_t kDim = static_cast<int64_t>(D);
+  const auto stride = detail::expand_param<D>(op, "stride", stride_arg);
+  const auto padding = detail::expand_param<D>(op, "padding", padding_arg);
+  const auto output_padding = detail::expand_param<D>(op, "output_padding", output_padding_arg);
+  const auto dilation = detail::expand_param<D>(op, "dilation", dilation_arg);
+  check_geometry<D>(op, stride, dilation, groups);
+  for (size_t d = 0; d < D; ++d) {
+    COHORT_CHECK(padding[d] >= 0, op, ": padding must be non-negative, got padding=", padding);
+    COHORT_CHECK(output_padding[d] >= 0, op, ": output_padding must be non-negative, got output_padding=",
+                 output_padding);
+    COHORT_CHECK(output_padding[d] < stride[d] || output_padding[d] < dilation[d], op,
+                 ": output_padding must be smaller than either stride or dilation, got output_padding=",
+                 output_padding, ", stride=", stride, ", dilation=", dilation);
+  }
+  const bool batched = input.dim() == kDim + 2;
+  const int64_t channels = input.size(batched ? 1 : 0);
+  COHORT_CHECK(weight.size(0) % groups == 0, op, ": in_channels (weight.size(0) = ", weight.size(0),
+               ") must be divisible by groups=", groups, ", got weight of shape ", weight.sizes());
+  COHORT_CHECK(channels == weight.size(0), op, ": expected input of shape ", input.sizes(), " to have ",
+               weight.size(0), " channels (weight ", weight.sizes(), " is [in_channels, out_channels / groups, ",
+               kernel_letters(D), "]), got ", channels, " channels");
+  const int64_t out_channels = weight.size(1) * groups;
+  COHORT_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out_channels), op, ": expected a 1-d bias of ",
+               out_channels, " elements (weight ", weight.sizes(), " times groups=", groups, "), got bias of shape ",
+               bias.sizes());
+
+  // Output size per spatial dim, and the convolution geometry it is the input of (Note [Transposed
+  // convolution]).
+  Shape out_sizes{batched ? input.size(0) : 1, out_channels, 1, 1};
+  std::array<int64_t, D> lo{}, hi{};
+  for (size_t d = 0; d < D; ++d) {
+    const int64_t size = input.size(input.dim() - kDim + static_cast<int64_t>(d)), k = weight.size(2 + d);
+    const int64_t out = (size - 1) * stride[d] - 2 * padding[d] + dilation[d] * (k - 1) + output_padding[d] + 1;
+    COHORT_CHECK(out > 0, op, ": the output would have size ", out, " in spatial dim ", d, " = (", size, " - 1) * ",
+                 stride[d], " - 2 * ", padding[d], " + ", dilation[d], " * (", k, " - 1) + ", output_padding[d],
+                 " + 1 (input ", input.sizes(), ", weight ", weight.sizes(), "); hint: reduce the padding");
+    out_sizes[4 - D + d] = out;
+    lo[d] = padding[d];
+    hi[d] = padding[d] - output_padding[d];
+  }
+  const kernel::Conv2dParams p = params_2d<D>(stride, lo, hi, dilation, groups);
+  Tensor x = batched ? input : input.unsqueeze(0), w = weight;
+  if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
+  Tensor out = transposed_convolution(x, w, bias, out_sizes, p);
+  if (D == 1) out = out.squeeze(2);
+  return batched ? out : out.squeeze(0);
+}
+
 }  // namespace
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return conv_transpose_nd<1>("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
+                              dilation);
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return conv_transpose_nd<2>("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                              dilation);
+}
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {

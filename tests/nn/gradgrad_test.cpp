@@ -87,6 +87,15 @@ TEST_F(LayerGradgrad, Conv2d) {
                           [&](const In& x) { return s(x[0]); }));
 }
 
+TEST_F(LayerGradgrad, ConvTranspose) {
+  auto m = in_float64(nn::ConvTranspose2d(nn::ConvTranspose2dOptions(4, 2, 3).stride(2).padding(1).output_padding(1).groups(2)));
+  EXPECT_TRUE(check_layer("ConvTranspose2d", {&m->weight, &m->bias}, {randn64({2, 4, 3, 2})},
+                          [&](const In& x) { return m(x[0]); }));
+  auto d = in_float64(nn::ConvTranspose1d(nn::ConvTranspose1dOptions(2, 3, 2).dilation(2).output_padding(1).bias(false)));
+  EXPECT_TRUE(check_layer("ConvTranspose1d(dilation=2, output_padding=1)", {&d->weight}, {randn64({2, 2, 4})},
+                          [&](const In& x) { return d(x[0]); }));
+}
+
 TEST_F(LayerGradgrad, Pooling) {
   nn::MaxPool2d max(nn::MaxPool2dOptions(2).stride(1));
   EXPECT_TRUE(check_layer("MaxPool2d", {}, {randn64({2, 2, 4, 3})}, [&](const In& x) { return max(x[0]); }));
@@ -135,6 +144,9 @@ TEST_F(LayerGradgrad, BasicLayers) {
   nn::Dropout dropout(0.3);
   dropout->eval();
   EXPECT_TRUE(check_layer("Dropout (eval)", {}, {randn64({3, 4})}, [&](const In& x) { return dropout(x[0]); }));
+  nn::Dropout2d dropout2d(0.3);
+  dropout2d->eval();
+  EXPECT_TRUE(check_layer("Dropout2d (eval)", {}, {randn64({2, 3, 2, 2})}, [&](const In& x) { return dropout2d(x[0]); }));
   nn::Identity identity;
   EXPECT_TRUE(check_layer("Identity", {}, {randn64({3})}, [&](const In& x) { return identity(x[0]); }));
   nn::Flatten flatten;

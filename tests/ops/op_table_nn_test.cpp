@@ -1,5 +1,6 @@
 // Op-table rows for the ops layers are made of: conv1d/conv2d (groups, stride, padding, dilation,
-// "same" with even kernels, unbatched inputs), the max/avg/adaptive pools (ceil_mode,
+// "same" with even kernels, unbatched inputs), conv_transpose1d/2d (output_padding allowed by the
+// stride or only by the dilation, groups, unbatched inputs), the max/avg/adaptive pools (ceil_mode,
 // count_include_pad, indices), batch_norm (training with its running statistics, evaluation, no
 // affine), embedding, and nn::functional's composed layer_norm and group_norm. Each reference is a
 // plain loop over the output elements.
@@ -77,6 +78,48 @@ OpRow conv_row(std::string name, S samples, std::function<Tensor(const In&)> op,
           .ref = [g, one_d](const Refs& x) {
             const Nd* b = x.size() > 2 ? &x[2] : nullptr;
             return Refs{one_d ? conv1d_ref(x[0], x[1], b, g) : conv2d_ref(x[0], x[1], b, g)};
+          }};
+}
+
+// Transposed convolution as its definition reads: output (y, x) gathers every input (h, v) and tap
+// (r, s) with h * stride - padding + r * dilation = y (and the same for x). x [N, C, H, W] or
+// [C, H, W], w [C, O / groups, kH, kW], b [O] or null; g.pad_hi holds the output_padding.
+Nd conv_transpose2d_ref(const Nd& input, const Nd& w, const Nd* b, const ConvGeometry& g) {
+  const Nd x = batched(input, 4);
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), Og = w.size(1), kH = w.size(2),
+                kW = w.size(3), Cg = C / g.groups;
+  const int64_t P = (H - 1) * g.stride[0] - 2 * g.pad_lo[0] + g.dilation[0] * (kH - 1) + g.pad_hi[0] + 1;
+  const int64_t Q = (W - 1) * g.stride[1] - 2 * g.pad_lo[1] + g.dilation[1] * (kW - 1) + g.pad_hi[1] + 1;
+  Nd out = build({N, Og * g.groups, P, Q}, [&](const Idx& i) {
+    const int64_t group = i[1] / Og, o = i[1] % Og;
+    double acc = b ? b->v[i[1]] : 0;
+    for (int64_t c = group * Cg; c < (group + 1) * Cg; ++c)
+      for (int64_t r = 0; r < kH; ++r)
+        for (int64_t s = 0; s < kW; ++s) {
+          const int64_t hs = i[2] + g.pad_lo[0] - r * g.dilation[0], vs = i[3] + g.pad_lo[1] - s * g.dilation[1];
+          if (hs < 0 || vs < 0 || hs % g.stride[0] != 0 || vs % g.stride[1] != 0) continue;
+          const int64_t h = hs / g.stride[0], v = vs / g.stride[1];
+          if (h < H && v < W) acc += x.at({i[0], c, h, v}) * w.at({c, o, r, s});
+        }
+    return acc;
+  });
+  return like_input(out, input, 4);
+}
+
+// stride, padding (pad_lo), output_padding (pad_hi), dilation, groups; for 1-d the second entries.
+OpRow conv_transpose_row(std::string name, S samples, std::function<Tensor(const In&)> op, ConvGeometry g, bool one_d) {
+  return {.name = std::move(name),
+          .samples = std::move(samples),
+          .op = [op](const In& x) { return Out{op(x)}; },
+          .ref = [g, one_d](const Refs& x) {
+            const Nd* b = x.size() > 2 ? &x[2] : nullptr;
+            if (!one_d) return Refs{conv_transpose2d_ref(x[0], x[1], b, g)};
+            Nd in = x[0], w = x[1];
+            in.shape.insert(in.shape.end() - 1, 1);
+            w.shape.insert(w.shape.end() - 1, 1);
+            Nd out = conv_transpose2d_ref(in, w, b, g);
+            out.shape.erase(out.shape.end() - 2);
+            return Refs{out};
           }};
 }
 
@@ -242,6 +285,24 @@ std::vector<OpRow> nn_rows() {
       conv_row("conv1d_same", {{{2, 4, 9}, {4, 2, 4}}},
                [](const In& x) { return conv1d(x[0], x[1], {}, 1, "same", 2, 2); },
                conv_geometry({1, 1}, {0, 3}, {0, 3}, {1, 2}, 2), true),
+
+      conv_transpose_row("conv_transpose2d", {{{2, 4, 3, 4}, {4, 3, 3, 2}, {3}}, {{4, 3, 4}, {4, 3, 3, 2}, {3}}},
+                         [](const In& x) { return conv_transpose2d(x[0], x[1], x[2]); },
+                         conv_geometry({1, 1}, {0, 0}, {0, 0}, {1, 1}, 1), false),
+      // output_padding below the stride; groups.
+      conv_transpose_row("conv_transpose2d_strided_grouped", {{{2, 4, 3, 3}, {4, 2, 3, 3}, {4}}},
+                         [](const In& x) { return conv_transpose2d(x[0], x[1], x[2], {2, 3}, {1, 0}, {1, 2}, 2); },
+                         conv_geometry({2, 3}, {1, 0}, {1, 2}, {1, 1}, 2), false),
+      // output_padding that only the dilation allows (stride 1): the rows past the convolution's reach.
+      conv_transpose_row("conv_transpose2d_dilated", {{{2, 2, 4, 3}, {2, 3, 2, 3}}},
+                         [](const In& x) { return conv_transpose2d(x[0], x[1], {}, 1, {0, 1}, 1, 1, {2, 3}); },
+                         conv_geometry({1, 1}, {0, 1}, {1, 1}, {2, 3}, 1), false),
+      conv_transpose_row("conv_transpose2d_strided_dilated", {{{1, 3, 4, 4}, {3, 2, 3, 2}, {2}}},
+                         [](const In& x) { return conv_transpose2d(x[0], x[1], x[2], 2, 2, 1, 1, 2); },
+                         conv_geometry({2, 2}, {2, 2}, {1, 1}, {2, 2}, 1), false),
+      conv_transpose_row("conv_transpose1d", {{{2, 4, 5}, {4, 3, 3}, {6}}, {{4, 5}, {4, 3, 3}, {6}}},
+                         [](const In& x) { return conv_transpose1d(x[0], x[1], x[2], 2, 1, 1, 2, 2); },
+                         conv_geometry({1, 2}, {0, 1}, {0, 1}, {1, 2}, 2), true),
 
       pool_row("max_pool2d", {{{2, 3, 6, 6}}, {{3, 5, 5}}}, [](const In& x) { return Out{max_pool2d(x[0], 2)}; },
                [](const Refs& x) { return Refs{max_pool_ref(x[0], {.kernel = {2, 2}, .stride = {2, 2}})[0]}; }),

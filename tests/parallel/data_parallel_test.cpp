@@ -410,6 +410,25 @@ TEST_F(DataParallel, TrainingWithDropoutEqualsOneDevice) {
   expect_same_training([] { manual_seed(5); return std::make_shared<DropoutNet>(); }, {10, 8}, 3);
 }
 
+// Channel dropout draws one mask entry per (sample, channel): a replica's samples draw theirs as in
+// the whole batch.
+struct Dropout2dNet : nn::Cloneable<Dropout2dNet> {
+  Dropout2dNet() { reset(); }
+  void reset() override {
+    conv = register_module("conv", nn::Conv2d(2, 4, 3));
+    drop = register_module("drop", nn::Dropout2d(0.5));
+    fc = register_module("fc", nn::Linear(4 * 4 * 4, 3));
+  }
+  Tensor forward(const Tensor& x) { return fc(drop(relu(conv(x))).flatten(1)); }
+  nn::Conv2d conv{nullptr};
+  nn::Dropout2d drop{nullptr};
+  nn::Linear fc{nullptr};
+};
+
+TEST_F(DataParallel, TrainingWithDropout2dEqualsOneDevice) {
+  expect_same_training([] { manual_seed(5); return std::make_shared<Dropout2dNet>(); }, {10, 2, 6, 6}, 3);
+}
+
 TEST_F(DataParallel, FirstReplicaBufferRuleKeepsDeviceZerosStatistics) {
   manual_seed(5);
   auto net = std::make_shared<ConvNet>();

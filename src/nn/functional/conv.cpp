@@ -1,5 +1,5 @@
-// conv1d and conv2d with libtorch's functional options: the padding mode or sizes, then the ops of
-// cohort/ops/convolution.h.
+// conv1d, conv2d and their transposes with libtorch's functional options: the padding mode or
+// sizes, then the ops of cohort/ops/convolution.h.
 #include "cohort/nn/functional/conv.h"
 
 #include "cohort/ops/convolution.h"
@@ -40,6 +40,15 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& options) {
   return conv_with<2>(input, weight, bias, options);
+}
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const ConvTranspose1dFuncOptions& o) {
+  return cohort::conv_transpose1d(input, weight, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(),
+                                  o.dilation());
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const ConvTranspose2dFuncOptions& o) {
+  return cohort::conv_transpose2d(input, weight, o.bias(), o.stride(), o.padding(), o.output_padding(), o.groups(),
+                                  o.dilation());
 }
 
 }  // namespace cohort::nn::functional

@@ -283,15 +283,19 @@ int conv_threads(const Tensor& weight, const Tensor& out) {
   return dnnl_threads_for(flops, 5e5);
 }
 
-bool use_reference(const Tensor& a, const Tensor& b, const Tensor& c) {
-  return a.dtype() != kFloat32 || a.numel() == 0 || b.numel() == 0 || c.numel() == 0;
+// oneDNN takes a negative right padding (a transposed convolution's output_padding, Note
+// [Transposed convolution] in src/ops/convolution.cpp) only above -stride; past that (an
+// output_padding that only dilation allows) the plain loops run.
+bool use_reference(const Tensor& a, const Tensor& b, const Tensor& c, const Conv2dParams& p) {
+  return a.dtype() != kFloat32 || a.numel() == 0 || b.numel() == 0 || c.numel() == 0 ||
+         p.pad_hi[0] + p.stride[0] <= 0 || p.pad_hi[1] + p.stride[1] <= 0;
 }
 
 }  // namespace
 
 void conv2d_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
                     const Conv2dParams& p) {
-  if (use_reference(in, weight, out)) return conv2d_forward_reference(out, in, weight, bias, p);
+  if (use_reference(in, weight, out, p)) return conv2d_forward_reference(out, in, weight, bias, p);
   NoGradGuard no_grad;  // contiguous() copies below are scratch
   Tensor x = in.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   DnnlThreadsGuard threads(conv_threads(w, out));
@@ -306,7 +310,7 @@ void conv2d_backward(const Tensor& din, const Tensor& dweight, const Tensor& dbi
                      const Tensor& in, const Tensor& weight, const Conv2dParams& p) {
   const Tensor& some_input = din.defined() ? din : in;
   const Tensor& some_weight = din.defined() ? weight : dweight;  // weight is only given for din
-  if (use_reference(dout, some_weight, some_input)) {
+  if (use_reference(dout, some_weight, some_input, p)) {
     if (din.defined()) conv2d_backward_data_reference(din, dout, weight, p);
     if (dweight.defined()) conv2d_backward_weights_reference(dweight, dbias, in, dout, p);
     return;

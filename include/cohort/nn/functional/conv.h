@@ -1,7 +1,9 @@
 // Convolution (nn::functional, spelled as libtorch's torch::nn::functional):
 //   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(1).padding(1).groups(2))
 //   F::conv2d(x, w, b, F::Conv2dFuncOptions().padding(kSame))
-// The options resolve to cohort::conv1d / cohort::conv2d (cohort/ops/convolution.h), whose header
+//   F::conv_transpose2d(x, w, F::ConvTranspose2dFuncOptions().stride(2).padding(1).output_padding(1))
+// The options resolve to cohort::conv1d / conv2d / conv_transpose1d / conv_transpose2d
+// (cohort/ops/convolution.h), whose header
 // gives the shapes, the padding rules, the gradients and the errors.
 #pragma once
 
@@ -69,6 +71,37 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions
 // The same with the bias given apart (it replaces options.bias()).
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& options = {});
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& options = {});
+
+template <size_t D>
+struct ConvTransposeFuncOptions {
+  ConvTransposeFuncOptions& bias(const Tensor& b) { bias_ = b; return *this; }
+  ConvTransposeFuncOptions& stride(ExpandingArray<D> s) { stride_ = s; return *this; }
+  ConvTransposeFuncOptions& padding(ExpandingArray<D> p) { padding_ = p; return *this; }
+  ConvTransposeFuncOptions& output_padding(ExpandingArray<D> p) { output_padding_ = p; return *this; }
+  ConvTransposeFuncOptions& groups(int64_t g) { groups_ = g; return *this; }
+  ConvTransposeFuncOptions& dilation(ExpandingArray<D> d) { dilation_ = d; return *this; }
+
+  const Tensor& bias() const { return bias_; }
+  const ExpandingArray<D>& stride() const { return stride_; }
+  const ExpandingArray<D>& padding() const { return padding_; }
+  const ExpandingArray<D>& output_padding() const { return output_padding_; }
+  int64_t groups() const { return groups_; }
+  const ExpandingArray<D>& dilation() const { return dilation_; }
+
+ private:
+  Tensor bias_;
+  ExpandingArray<D> stride_ = 1;
+  ExpandingArray<D> padding_ = 0;
+  ExpandingArray<D> output_padding_ = 0;
+  int64_t groups_ = 1;
+  ExpandingArray<D> dilation_ = 1;
+};
+
+using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
+using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const ConvTranspose1dFuncOptions& options = {});
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const ConvTranspose2dFuncOptions& options = {});
 
 }  // namespace functional
 }  // namespace nn
