@@ -264,6 +264,8 @@ void write_torch_archive(const std::filesystem::path& path, const PyValue& value
   try {
     write_archive([&](const void* data, size_t n) { writer.write(data, n); }, archive_name(path), value);
   } catch (const Error& e) {
+    // The writer's own failures name the file already; the pickler's (an undefined tensor) do not.
+    if (std::string(e.what()).rfind(op + ": ", 0) == 0) throw;
     throw Error(op + ": " + path.string() + ": " + e.what());
   }
   writer.commit();

@@ -18,9 +18,11 @@ namespace {
 using namespace opcode;
 
 // A value while unpickling: containers are shared and mutable (the memo and the stack hold the same
-// list that APPENDS extends), and two kinds exist only here: a global and a storage.
+// list that APPENDS extends), and two kinds exist only here: a global and a storage. Nodes live in the
+// unpickler's arena and point at each other with plain pointers: a crafted pickle may nest a million
+// lists or put a list inside itself, which owning pointers would free by deep recursion or leak.
 struct Node;
-using NodePtr = std::shared_ptr<Node>;
+using NodePtr = Node*;
 struct Node {
   enum Kind { None, Bool, Int, Float, String, Tensor, List, Tuple, Dict, Object, Global, Storage } kind = None;
   bool b = false;
@@ -34,12 +36,6 @@ struct Node {
   bool ordered = false;
   StorageRecord storage;
 };
-
-NodePtr make(Node::Kind kind) {
-  auto n = std::make_shared<Node>();
-  n->kind = kind;
-  return n;
-}
 
 const char* kind_name(const Node& n) {
   switch (n.kind) {
@@ -133,6 +129,11 @@ class Unpickler {
     std::vector<NodePtr> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
     stack_.resize(mark);
     return items;
+  }
+  NodePtr make(Node::Kind kind) {
+    arena_.push_back(std::make_unique<Node>());
+    arena_.back()->kind = kind;
+    return arena_.back().get();
   }
   NodePtr scalar(Node::Kind kind) { return make(kind); }
   NodePtr integer(int64_t v) {
@@ -245,9 +246,13 @@ class Unpickler {
     // without overflow (each term is checked against what is left).
     bool empty = false;
     for (int64_t size : sizes) empty = empty || size == 0;
+    try {
+      checked_numel(sizes, "read_torch_file");
+    } catch (const Error& e) {
+      fail(std::string("a tensor's size: ") + e.what());
+    }
     NodePtr n = make(Node::Tensor);
     if (empty) {
-      checked_numel(sizes, "read_torch_file");
       n->t = zeros(sizes, TensorOptions(s.dtype));
     } else {
       int64_t last = offset;
@@ -262,7 +267,6 @@ class Unpickler {
              cohort::detail::str(IntArrayRef(strides)) +
              " at offset " + std::to_string(offset) + " reaches past the end of storage '" + s.key + "' (" +
              std::to_string(s.numel) + " elements)");
-      checked_numel(sizes, "read_torch_file");
       n->t = cohort::Tensor(std::make_shared<TensorImpl>(s.storage, s.dtype, Shape(sizes), Shape(strides), offset));
     }
     if (requires_grad) {
@@ -514,6 +518,7 @@ class Unpickler {
   const UnpickleContext& context_;
   size_t pos_ = 0;
   size_t op_at_ = 0;
+  std::vector<std::unique_ptr<Node>> arena_;
   std::vector<NodePtr> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, NodePtr> memo_;

@@ -425,6 +425,9 @@ TEST_F(TorchFile, RefusesGlobalsOpcodesAndBadStructure) {
   EXPECT_THAT(read(archive(Pickle().str("no stop").b)), HasSubstr("ends without a STOP"));
   EXPECT_THAT(read(archive(Pickle().raw("X\xff\xff\xff\x7f").b)), HasSubstr("ends inside an opcode's argument"));
   EXPECT_THAT(read(archive(Pickle().raw(std::string("]q\0h\0a", 6)).done())), HasSubstr("nested more than 1000 deep"));
+  // 200000 lists each inside the next: refused, and freed without recursing 200000 deep.
+  EXPECT_THAT(read(archive(Pickle().raw(std::string(200000, ']') + std::string(199999, 'a')).done())),
+              HasSubstr("nested more than 1000 deep"));
   EXPECT_THAT(read(archive(Pickle().raw("h\x05").done())), HasSubstr("memo entry 5 is read before it is written"));
   EXPECT_THAT(read(archive(Pickle().raw("a").done())), HasSubstr("pops from an empty stack"));
   EXPECT_THAT(read(archive(Pickle().raw("ctorch\nComplexFloatStorage\n").done())),
