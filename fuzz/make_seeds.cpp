@@ -10,6 +10,8 @@
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/npy.h"
 #include "cohort/io/safetensors.h"
+#include "cohort/io/serialize.h"
+#include "cohort/io/torch_file.h"
 #include "fuzz_util.h"
 
 #include "app/config.h"
@@ -111,7 +113,18 @@ int main(int argc, char** argv) {
   io::save_safetensors(tmp / "x.safetensors", std::map<std::string, Tensor>{{"w", samples[0]}});
   put("safetensors", read(tmp / "x.safetensors"));
 
+  // PyTorch's format: a tensor, a list, a dict of views sharing a storage; the tiny run's model and
+  // optimizer below.
+  io::write_torch_file(tmp / "x.pt", io::PyValue::list(io::PyValue::Items(samples.begin(), samples.end())));
+  put("torch_file", read(tmp / "x.pt"));
+  io::write_torch_file(tmp / "x.pt", io::PyValue::dict({{"w", samples[0]}, {"wt", samples[0].t()}, {"n", 3.5}}, true));
+  put("torch_file", read(tmp / "x.pt"));
+
   fuzz::TinyRun run;
+  cohort::save(run.model, tmp / "m.pt");
+  put("torch_file", read(tmp / "m.pt"));
+  cohort::save(*run.optimizer, tmp / "o.pt");
+  put("torch_file", read(tmp / "o.pt"));
   io::save_checkpoint(tmp / "c.safetensors", *run.model, run.optimizer.get(), {{"epoch", "1"}});
   put("checkpoint", read(tmp / "c.safetensors"));
   io::save_checkpoint(tmp / "c.safetensors", *run.model, nullptr, {});

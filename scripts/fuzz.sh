@@ -51,6 +51,7 @@ for t in "${targets[@]}"; do
   esac
   seeds=("$build/seeds/$t")
   [[ $t == npy || $t == safetensors ]] && seeds+=(tests/fixtures/io)   # the io tests' files, read-only
+  [[ $t == torch_file ]] && seeds+=(tests/fixtures/torch)   # files of Python's and libtorch's torch.save
   echo "== fuzz_$t for ${seconds}s"
   log=$build/fuzz_$t.log
   # -max_len 16 KiB: big enough for several CIFAR-10 records and a checkpoint of the tiny model.

@@ -8,6 +8,7 @@ packages=(
   ccache                           # rebuilds of the same sources (CI re-runs, the two builds) hit its cache
   libdnnl-dev ocl-icd-opencl-dev   # oneDNN's CMake config needs OpenCL (only "Recommended")
   zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
+  libzip-dev                       # io: reading PyTorch's torch.save files (zip archives)
   libgloo-dev                      # distributed: the Gloo process group (TCP transport, file/Redis store)
   redis-server iproute2            # tests/apps/two_machines_test: a Redis store, network namespaces
   libgtest-dev libgmock-dev libbenchmark-dev

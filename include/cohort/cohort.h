@@ -83,6 +83,7 @@
 #include "cohort/nn/normalization.h"
 #include "cohort/nn/pooling.h"
 #include "cohort/nn/rnn.h"
+#include "cohort/nn/torch_module.h"
 #include "cohort/nn/utils.h"
 
 // optim: optimizers, learning-rate schedulers, gradient accumulation
@@ -119,12 +120,14 @@
 #include "cohort/distributed/process_group.h"
 #include "cohort/distributed/uneven.h"
 
-// io: checkpoints, safetensors, .npy, PNG, atomic file writes
+// io: torch::save / torch::load in PyTorch's own format, checkpoints, safetensors, .npy, PNG, atomic file writes
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/file.h"
 #include "cohort/io/image.h"
 #include "cohort/io/npy.h"
 #include "cohort/io/safetensors.h"
+#include "cohort/io/serialize.h"
+#include "cohort/io/torch_file.h"
 
 // models: LeNet, the blitz CNN, an MLP, ResNet
 #include "cohort/models/blitz_cnn.h"
