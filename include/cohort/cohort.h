@@ -83,7 +83,6 @@
 #include "cohort/nn/normalization.h"
 #include "cohort/nn/pooling.h"
 #include "cohort/nn/rnn.h"
-#include "cohort/nn/torch_module.h"
 #include "cohort/nn/utils.h"
 
 // optim: optimizers, learning-rate schedulers, gradient accumulation

@@ -23,7 +23,7 @@
 #include "cohort/nn/conv.h"
 #include "cohort/nn/init.h"
 #include "cohort/nn/linear.h"
-#include "cohort/nn/torch_module.h"
+#include "cohort/nn/module_holder.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
