@@ -319,6 +319,8 @@ TEST(DataLoaderTest, Errors) {
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(100000)); }),
               HasSubstr("DataLoader: num_workers must be at most 1024, got 100000"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().prefetch_factor(0)); }), HasSubstr("prefetch_factor must be at least 1, got 0"));
+  EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(2).max_jobs(0)); }),
+              HasSubstr("DataLoader: max_jobs must be at least 1, got 0"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions(11).drop_last(true)); }),
               HasSubstr("DataLoader: no batch to load: the sampler gives 10 examples per epoch"));
 

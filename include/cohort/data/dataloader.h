@@ -23,13 +23,14 @@
 //     the first run would have seen, bit for bit.
 //
 // Determinism: epoch e's order is sampler.indices(e); the transform of sample i in epoch e draws from
-// a Generator seeded with sample_seed(seed, e, i). So the batches depend only on the seed, the epoch
-// and the options, never on num_workers or thread timing.
+// a Generator seeded with sample_seed(seed, e, i), and a draw from the default generator inside get()
+// or the transform uses one seeded per batch (data/batch_pipeline.h: batch_seed). So the batches
+// depend only on the seed, the epoch and the options, never on num_workers or thread timing.
 //
 // Threads: with num_workers = 0 batches are loaded in the caller's thread when the loop needs them.
-// With num_workers = W > 0, W threads load batch k in worker k % W, at most W * prefetch_factor
-// batches ahead of the caller (loaded or being loaded, not yet handed out), with autograd off and one
-// OpenMP thread each. The dataset's get() and the transform must be safe to call from several threads.
+// With num_workers = W > 0, W threads load batch k in worker k % W, at most max_jobs (default
+// W * prefetch_factor) batches ahead of the caller (loaded or being loaded, not yet handed out), with
+// autograd off and one OpenMP thread each; with a timeout, waiting longer for a batch throws. The dataset's get() and the transform must be safe to call from several threads.
 // A loader is used from one thread, and by one loop at a time.
 #pragma once
 
@@ -69,7 +70,7 @@ class DataLoader {
   };
 
   // Throws on a null or empty dataset, batch_size < 1, num_workers outside [0, kMaxThreads] (1024,
-  // cohort/core/threads.h), prefetch_factor < 1, or when drop_last leaves no batch at all. A loop
+  // cohort/core/threads.h), prefetch_factor < 1, max_jobs 0, or when drop_last leaves no batch at all. A loop
   // whose workers the system refuses to start throws cohort::Error naming the worker.
   DataLoader(std::shared_ptr<const IndexedDataset> dataset, DataLoaderOptions options = {});
   // Stops and joins the workers of a running loop; its iterator then compares equal to end().
