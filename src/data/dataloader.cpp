@@ -31,7 +31,7 @@ struct DataLoader::Pipeline {
   std::shared_ptr<const IndexedDataset> dataset;
   Transform transform;
   std::vector<int64_t> order;
-  int64_t batch_size, epoch, num_batches;
+  int64_t batch_size, epoch;
   uint64_t seed;
   std::unique_ptr<detail::BatchPipeline> batches;
 
@@ -185,7 +185,6 @@ DataLoader::Iterator DataLoader::begin() {
                  " for a dataset of ", n, " examples; hint: build the sampler with the dataset's size");
   pipe->batch_size = options_.batch_size();
   pipe->epoch = state_.epoch;
-  pipe->num_batches = num_batches_;
   pipe->seed = seed_;
   detail::BatchPipeline::Options po;
   po.name = "DataLoader";
