@@ -141,7 +141,7 @@ Step lenet_epoch() {
   return [=] {
     for (const data::Batch& batch : *loader) {  // one loop is one epoch
       opt->zero_grad();
-      F::cross_entropy(net->forward(batch.input), batch.target).backward();
+      F::cross_entropy(net->forward(batch.data), batch.target).backward();
       opt->step();
     }
   };

@@ -26,6 +26,7 @@
 #include "cohort/core/generator.h"
 #include "cohort/core/ivalue.h"
 #include "cohort/core/libtorch_names.h"
+#include "cohort/core/optional.h"
 #include "cohort/core/scalar.h"
 #include "cohort/core/tensor.h"
 #include "cohort/core/threads.h"
@@ -95,12 +96,23 @@
 #include "cohort/optim/sgd.h"
 
 // data: datasets, samplers, transforms, the data loader
+#include "cohort/data/batch_dataset.h"
+#include "cohort/data/batch_pipeline.h"
+#include "cohort/data/batch_transforms.h"
 #include "cohort/data/cifar10.h"
 #include "cohort/data/dataloader.h"
+#include "cohort/data/dataloader_options.h"
 #include "cohort/data/dataset.h"
+#include "cohort/data/example.h"
 #include "cohort/data/image_grid.h"
+#include "cohort/data/iterator.h"
+#include "cohort/data/map_dataset.h"
 #include "cohort/data/mnist.h"
 #include "cohort/data/sampler.h"
+#include "cohort/data/samplers.h"
+#include "cohort/data/stack.h"
+#include "cohort/data/stateless_dataloader.h"
+#include "cohort/data/tensor_dataset.h"
 #include "cohort/data/transforms.h"
 
 // parallel: DataParallel over the CPU devices, and its steps (plan, scatter, replicate, apply, gather)

@@ -88,7 +88,7 @@ CIFAR10::CIFAR10(const std::string& root, bool train) : train_(train) {
 
 int64_t CIFAR10::size() const { return images_.size(0); }
 
-Example CIFAR10::get(int64_t index) const {
+Example<> CIFAR10::get(int64_t index) const {
   COHORT_CHECK_AS(IndexError, index >= 0 && index < size(), "CIFAR10::get: index ", index,
                   " is out of range for a dataset of ", size(), " examples");
   return {images_.select(0, index), labels_.select(0, index)};

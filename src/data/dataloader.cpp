@@ -1,21 +1,17 @@
-// DataLoader: a cursor over epochs; each loop is a Pipeline that loads batches in the caller's thread
-// or in worker threads that run at most `capacity` batches ahead, handed out strictly in order.
+// DataLoader: a cursor over epochs; each loop loads its batches through a BatchPipeline (Note [Batch
+// pipeline] in batch_pipeline.cpp): in the caller's thread or in workers running a bounded way ahead.
 #include "cohort/data/dataloader.h"
-
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
+#include "cohort/data/batch_pipeline.h"
 #include "cohort/ops/shape.h"
 
 namespace cohort::data {
@@ -28,102 +24,23 @@ uint64_t sample_seed(uint64_t seed, int64_t epoch, int64_t index) {
                   static_cast<uint64_t>(index));
 }
 
-namespace {
-// A loaded batch waiting in the queue, or the exception that loading it threw.
-struct Slot {
-  bool ready = false;
-  Batch batch;
-  std::exception_ptr error;
-};
-}  // namespace
-
+// One loop: the epoch's order and the shared batch pipeline that loads it.
 struct DataLoader::Pipeline {
   DataLoader* loader;  // null once the loader is destroyed: the loop then ends
-  // Fixed before the workers start, read-only after.
-  std::shared_ptr<const Dataset> dataset;
+  // Fixed before the pipeline starts, read-only after (its workers read them).
+  std::shared_ptr<const IndexedDataset> dataset;
   Transform transform;
   std::vector<int64_t> order;
-  int64_t batch_size, epoch, num_batches;
+  int64_t batch_size, epoch;
   uint64_t seed;
-  // The queue. `next` is the next batch to hand out; a worker may start batch k once
-  // k < next + capacity, which bounds the batches loaded or loading but not yet handed out.
-  int64_t next = 0;
-  int64_t capacity = 0;
-  std::vector<Slot> slots;  // batch k waits in slots[k % capacity]
-  std::vector<std::thread> threads;
-  std::mutex mutex;
-  std::condition_variable space, ready;
-  std::atomic<bool> stop{false};
+  std::unique_ptr<detail::BatchPipeline> batches;
 
   ~Pipeline() {
-    shutdown();
+    batches.reset();  // joins the workers before the state they read goes
     if (loader != nullptr) loader->active_ = nullptr;
   }
 
-  void start(int64_t workers, int64_t prefetch) {
-    capacity = workers * prefetch;
-    slots.resize(static_cast<size_t>(capacity));
-    for (int64_t w = 0; w < workers; ++w) {
-      int64_t first = next - next % workers + w;  // worker w loads the batches k with k % workers == w
-      if (first < next) first += workers;
-      threads.push_back(start_thread("DataLoader worker " + std::to_string(w) + " of " + std::to_string(workers),
-                                     [this, first, workers] { work(first, workers); }));
-    }
-  }
-
-  void shutdown() {
-    {
-      std::lock_guard<std::mutex> l(mutex);  // under the lock, so no worker misses the wake-up
-      stop = true;
-    }
-    space.notify_all();
-    for (std::thread& t : threads) t.join();
-    threads.clear();
-  }
-
-  void work(int64_t first, int64_t workers) {
-    NoGradGuard no_grad;
-    omp_set_num_threads(1);  // W workers already keep W cores busy; ops inside must not fan out
-    for (int64_t k = first; k < num_batches; k += workers) {
-      {
-        std::unique_lock<std::mutex> l(mutex);
-        space.wait(l, [&] { return stop || k < next + capacity; });
-        if (stop) return;
-      }
-      Slot s;
-      s.ready = true;
-      try {
-        s.batch = load(k);
-      } catch (...) {
-        s.error = std::current_exception();
-      }
-      const bool failed = s.error != nullptr;
-      {
-        std::lock_guard<std::mutex> l(mutex);
-        if (stop) return;
-        slots[static_cast<size_t>(k % capacity)] = std::move(s);
-      }
-      ready.notify_one();
-      if (failed) return;  // the caller stops at this batch; later ones would be wasted work
-    }
-  }
-
-  // Batch `next`, from the queue or loaded here; advances `next`.
-  Batch take() {
-    if (threads.empty()) return load(next++);
-    std::unique_lock<std::mutex> l(mutex);
-    Slot& slot = slots[static_cast<size_t>(next % capacity)];
-    ready.wait(l, [&] { return slot.ready; });
-    Slot s = std::move(slot);
-    slot = Slot{};
-    ++next;
-    l.unlock();
-    space.notify_all();
-    if (s.error) std::rethrow_exception(s.error);
-    return std::move(s.batch);
-  }
-
-  Batch load(int64_t k) const;
+  Batch load(int64_t k, const std::atomic<bool>& stop) const;
 };
 
 namespace {
@@ -149,28 +66,27 @@ Tensor collate(const char* field, const std::vector<Tensor>& parts, const std::v
 
 }  // namespace
 
-Batch DataLoader::Pipeline::load(int64_t k) const {
-  NoGradGuard no_grad;  // also in the caller's thread: a loaded batch is data, never part of a graph
+Batch DataLoader::Pipeline::load(int64_t k, const std::atomic<bool>& stop) const {
   Batch b;
   const int64_t begin = k * batch_size;
   const int64_t end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(order.size()));
   b.indices.assign(order.begin() + begin, order.begin() + end);
-  std::vector<Tensor> inputs, targets;
+  std::vector<Tensor> datas, targets;
   for (int64_t index : b.indices) {
     if (stop) return {};  // the loop is being torn down: stop between samples, not after the batch
     auto fail = [&](const char* message) {
-      return Error(detail::str("DataLoader: loading sample ", index, " (batch ", k, " of epoch ", epoch,
+      return Error(cohort::detail::str("DataLoader: loading sample ", index, " (batch ", k, " of epoch ", epoch,
                                ") failed: ", message));
     };
     try {
-      Example e = dataset->get(index);
-      COHORT_CHECK(e.input.defined(), "the dataset returned an undefined input");
+      Example<> e = dataset->get(index);
+      COHORT_CHECK(e.data.defined(), "the dataset returned an example with undefined data");
       if (transform) {
         Generator gen(sample_seed(seed, epoch, index));
-        e.input = transform(e.input, gen);
-        COHORT_CHECK(e.input.defined(), "the transform returned an undefined tensor");
+        e.data = transform(e.data, gen);
+        COHORT_CHECK(e.data.defined(), "the transform returned an undefined tensor");
       }
-      inputs.push_back(std::move(e.input));
+      datas.push_back(std::move(e.data));
       targets.push_back(std::move(e.target));
     } catch (const std::exception& e) {
       throw fail(e.what());
@@ -178,12 +94,12 @@ Batch DataLoader::Pipeline::load(int64_t k) const {
       throw fail("an exception that is not a std::exception");
     }
   }
-  b.input = collate("input", inputs, b.indices, k, epoch);
+  b.data = collate("input", datas, b.indices, k, epoch);
   b.target = collate("target", targets, b.indices, k, epoch);
   return b;
 }
 
-DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
+DataLoader::DataLoader(std::shared_ptr<const IndexedDataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
   COHORT_CHECK(dataset_ != nullptr, "DataLoader: the dataset is null");
   const int64_t n = dataset_->size();
@@ -195,6 +111,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
                ", got ", options_.num_workers(), "; hint: a few workers per core keep any model fed");
   COHORT_CHECK(options_.prefetch_factor() >= 1, "DataLoader: prefetch_factor must be at least 1, got ",
                options_.prefetch_factor());
+  COHORT_CHECK(!options_.max_jobs() || *options_.max_jobs() >= 1, "DataLoader: max_jobs must be at least 1, got ",
+               options_.max_jobs().value_or(0), "; hint: leave it unset for num_workers * prefetch_factor");
   seed_ = options_.seed() ? *options_.seed() : default_generator().next_u64();
   sampler_ = options_.sampler();
   if (!sampler_) {
@@ -210,7 +128,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
 
 DataLoader::~DataLoader() {
   if (active_ != nullptr) {
-    active_->shutdown();
+    active_->batches->shutdown();
     active_->loader = nullptr;
   }
 }
@@ -225,7 +143,7 @@ DataLoader::DataLoader(DataLoader&& other) noexcept
 DataLoader& DataLoader::operator=(DataLoader&& other) noexcept {
   if (this == &other) return *this;
   if (active_ != nullptr) {
-    active_->shutdown();
+    active_->batches->shutdown();
     active_->loader = nullptr;
   }
   dataset_ = std::move(other.dataset_);
@@ -267,11 +185,23 @@ DataLoader::Iterator DataLoader::begin() {
                  " for a dataset of ", n, " examples; hint: build the sampler with the dataset's size");
   pipe->batch_size = options_.batch_size();
   pipe->epoch = state_.epoch;
-  pipe->num_batches = num_batches_;
   pipe->seed = seed_;
-  pipe->next = state_.batch;
+  detail::BatchPipeline::Options po;
+  po.name = "DataLoader";
+  po.first = state_.batch;
+  po.end = num_batches_;
+  po.workers = options_.num_workers();
+  po.capacity = static_cast<int64_t>(options_.max_jobs().value_or(
+      static_cast<size_t>(options_.num_workers() * options_.prefetch_factor())));
+  po.timeout = options_.timeout();
+  po.seed = seed_;
+  po.epoch = state_.epoch;
+  const Pipeline* p = pipe.get();
+  pipe->batches = std::make_unique<detail::BatchPipeline>(
+      po, [p](int64_t k, int64_t, const std::atomic<bool>& stop) -> std::shared_ptr<void> {
+        return std::make_shared<Batch>(p->load(k, stop));
+      });
   active_ = pipe.get();
-  if (options_.num_workers() > 0 && state_.batch < num_batches_) pipe->start(options_.num_workers(), options_.prefetch_factor());
   return Iterator(std::move(pipe));
 }
 
@@ -282,7 +212,7 @@ DataLoader::Iterator::~Iterator() = default;
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {
   if (pipe_ == nullptr) return *this;
-  if (pipe_->loader == nullptr || pipe_->next == pipe_->num_batches) {
+  if (pipe_->loader == nullptr || pipe_->batches->done()) {
     // The loop reached the end of the epoch, or the loader is gone (its destructor joined the workers).
     if (pipe_->loader != nullptr) pipe_->loader->state_ = State{pipe_->epoch + 1, 0};
     pipe_.reset();
@@ -290,13 +220,13 @@ DataLoader::Iterator& DataLoader::Iterator::operator++() {
     return *this;
   }
   try {
-    current_ = pipe_->take();
+    current_ = std::move(*std::static_pointer_cast<Batch>(pipe_->batches->take()));
   } catch (...) {
     pipe_.reset();  // the cursor stays at the failed batch
     current_ = Batch{};
     throw;
   }
-  pipe_->loader->state_ = State{pipe_->epoch, pipe_->next};  // handed out
+  pipe_->loader->state_ = State{pipe_->epoch, pipe_->batches->next()};  // handed out
   return *this;
 }
 

@@ -18,7 +18,7 @@ TensorDataset::TensorDataset(Tensor inputs, Tensor targets, std::vector<std::str
 
 int64_t TensorDataset::size() const { return inputs_.size(0); }
 
-Example TensorDataset::get(int64_t index) const {
+Example<> TensorDataset::get(int64_t index) const {
   COHORT_CHECK_AS(IndexError, index >= 0 && index < size(), "TensorDataset::get: index ", index, " is out of range for a dataset of ",
                size(), " examples");
   return {inputs_.select(0, index), targets_.select(0, index)};

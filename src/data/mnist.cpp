@@ -140,7 +140,7 @@ MNIST::MNIST(const std::string& root, bool train, std::string name, std::vector<
 
 int64_t MNIST::size() const { return images_.size(0); }
 
-Example MNIST::get(int64_t index) const {
+Example<> MNIST::get(int64_t index) const {
   COHORT_CHECK_AS(IndexError, index >= 0 && index < size(), name_, "::get: index ", index,
                   " is out of range for a dataset of ", size(), " examples");
   return {images_.select(0, index), labels_.select(0, index)};
@@ -150,5 +150,30 @@ FashionMNIST::FashionMNIST(const std::string& root, bool train)
     : MNIST(root, train, "FashionMNIST",
             {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
              "Ankle boot"}) {}
+
+namespace datasets {
+
+MNIST::MNIST(const std::string& root, Mode mode) : train_(mode == Mode::kTrain) {
+  const data::MNIST raw(root, train_);
+  const int64_t n = raw.size();
+  // byte / 255 in float32, as libtorch's to(kFloat32).div_(255) rounds it.
+  images_ = empty({n, 1, kSide, kSide}, TensorOptions(kFloat32));
+  const uint8_t* src = raw.images().data_ptr<uint8_t>();
+  float* dst = images_.data_ptr<float>();
+  for (int64_t i = 0; i < n * kSide * kSide; ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;
+  targets_ = raw.labels();
+}
+
+Example<> MNIST::get(size_t index) {
+  const int64_t n = images_.size(0);
+  COHORT_CHECK_AS(IndexError, index < static_cast<size_t>(n), "datasets::MNIST::get: index ", index,
+                  " is out of range for a dataset of ", n, " examples");
+  const auto i = static_cast<int64_t>(index);
+  return {images_.select(0, i), targets_.select(0, i)};
+}
+
+optional<size_t> MNIST::size() const { return static_cast<size_t>(images_.size(0)); }
+
+}  // namespace datasets
 
 }  // namespace cohort::data

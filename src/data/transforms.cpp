@@ -42,7 +42,7 @@ void normalize(const T* in, T* out, int64_t channels, int64_t plane, const std::
 
 }  // namespace
 
-Transform ToTensor() {
+data::Transform ToTensor() {
   return [](const Tensor& x, Generator&) -> Tensor {
     if (x.is_floating_point()) {
       COHORT_CHECK(x.dim() == 3, "ToTensor: a float input must already be CHW [C, H, W], got shape ", x.sizes());
@@ -75,28 +75,62 @@ Transform ToTensor() {
   };
 }
 
-Transform Normalize(std::vector<double> mean, std::vector<double> stdev) {
-  COHORT_CHECK(!mean.empty() && mean.size() == stdev.size(), "Normalize: mean and std need one value per channel, got ",
-               mean.size(), " means and ", stdev.size(), " stds");
-  for (size_t c = 0; c < stdev.size(); ++c)
-    COHORT_CHECK(stdev[c] != 0, "Normalize: std[", c, "] is 0, which would divide by zero");
-  return [mean = std::move(mean), stdev = std::move(stdev)](const Tensor& x, Generator&) -> Tensor {
-    COHORT_CHECK(x.is_floating_point() && x.dim() == 3, "Normalize: expected a float [C, H, W] tensor, got ",
-                 x.dtype(), " ", x.sizes(), "; hint: apply ToTensor() first");
-    COHORT_CHECK(x.size(0) == static_cast<int64_t>(mean.size()), "Normalize: the input has ", x.size(0),
-                 " channels but mean and std have ", mean.size(), " values, got shape ", x.sizes());
-    Tensor in = x.contiguous();
-    Tensor out = empty(in.sizes(), in.options());
-    const int64_t plane = in.size(1) * in.size(2);
-    if (in.dtype() == kFloat32)
-      normalize(in.data_ptr<float>(), out.data_ptr<float>(), in.size(0), plane, mean, stdev);
-    else
-      normalize(in.data_ptr<double>(), out.data_ptr<double>(), in.size(0), plane, mean, stdev);
-    return out;
-  };
+namespace detail {
+
+Tensor normalize_parameter(ArrayRef<double> mean, ArrayRef<double> stddev, bool is_mean) {
+  COHORT_CHECK(!mean.empty() && mean.size() == stddev.size(),
+               "Normalize: mean and std need one value per channel, got ", mean.size(), " means and ",
+               stddev.size(), " stds");
+  for (size_t c = 0; c < stddev.size(); ++c)
+    COHORT_CHECK(stddev[c] != 0, "Normalize: std[", c, "] is 0, which would divide by zero");
+  const ArrayRef<double> values = is_mean ? mean : stddev;
+  const auto channels = static_cast<int64_t>(values.size());
+  Tensor t = empty({channels, 1, 1}, TensorOptions(kFloat32));
+  for (int64_t c = 0; c < channels; ++c) t.data_ptr<float>()[c] = static_cast<float>(values[c]);
+  return t;
 }
 
-Transform RandomCrop(int64_t size, int64_t padding) {
+Tensor normalize_broadcast(const Tensor& input, const Tensor& mean, const Tensor& stddev) {
+  COHORT_CHECK(input.defined(), "Normalize: the input tensor is undefined");
+  const int64_t channels = mean.size(0);
+  // The common case, a float32 image or batch of images whose channel dim matches, as one loop;
+  // float32 throughout, so it gives libtorch's values to the bit. Anything else broadcasts as ops.
+  if (input.dtype() == kFloat32 && input.dim() >= 3 && (channels == 1 || input.size(-3) == channels)) {
+    Tensor in = input.contiguous();
+    Tensor out = empty(in.sizes(), in.options());
+    const int64_t plane = in.size(-1) * in.size(-2), c_in = in.size(-3);
+    const int64_t planes = plane == 0 ? 0 : in.numel() / plane;
+    const float* m = mean.data_ptr<float>();
+    const float* s = stddev.data_ptr<float>();
+    const float* src = in.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    for (int64_t p = 0; p < planes; ++p) {
+      const int64_t c = channels == 1 ? 0 : p % c_in;
+      for (int64_t i = 0; i < plane; ++i) dst[p * plane + i] = (src[p * plane + i] - m[c]) / s[c];
+    }
+    return out;
+  }
+  return input.sub(mean).div(stddev);
+}
+
+Tensor normalize_chw(const Tensor& x, const std::vector<double>& mean, const std::vector<double>& stdev) {
+  COHORT_CHECK(x.is_floating_point() && x.dim() == 3, "Normalize: expected a float [C, H, W] tensor, got ",
+               x.dtype(), " ", x.sizes(), "; hint: apply ToTensor() first");
+  COHORT_CHECK(x.size(0) == static_cast<int64_t>(mean.size()), "Normalize: the input has ", x.size(0),
+               " channels but mean and std have ", mean.size(), " values, got shape ", x.sizes());
+  Tensor in = x.contiguous();
+  Tensor out = empty(in.sizes(), in.options());
+  const int64_t plane = in.size(1) * in.size(2);
+  if (in.dtype() == kFloat32)
+    normalize(in.data_ptr<float>(), out.data_ptr<float>(), in.size(0), plane, mean, stdev);
+  else
+    normalize(in.data_ptr<double>(), out.data_ptr<double>(), in.size(0), plane, mean, stdev);
+  return out;
+}
+
+}  // namespace detail
+
+data::Transform RandomCrop(int64_t size, int64_t padding) {
   COHORT_CHECK(size > 0 && padding >= 0, "RandomCrop: size must be positive and padding non-negative, got size ",
                size, " and padding ", padding);
   return [size, padding](const Tensor& x, Generator& gen) -> Tensor {
@@ -128,7 +162,7 @@ Transform RandomCrop(int64_t size, int64_t padding) {
   };
 }
 
-Transform RandomHorizontalFlip(double p) {
+data::Transform RandomHorizontalFlip(double p) {
   COHORT_CHECK(p >= 0 && p <= 1, "RandomHorizontalFlip: p must be a probability in [0, 1], got ", p);
   return [p](const Tensor& x, Generator& gen) -> Tensor {
     COHORT_CHECK(x.dim() >= 2, "RandomHorizontalFlip: expected an image [..., H, W], got shape ", x.sizes());
@@ -145,7 +179,7 @@ Transform RandomHorizontalFlip(double p) {
   };
 }
 
-Transform Compose(std::vector<Transform> transforms) {
+data::Transform Compose(std::vector<data::Transform> transforms) {
   for (size_t i = 0; i < transforms.size(); ++i)
     COHORT_CHECK(static_cast<bool>(transforms[i]), "Compose: transform ", i, " of ", transforms.size(),
                  " is empty (a default-constructed Transform)");

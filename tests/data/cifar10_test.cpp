@@ -77,9 +77,9 @@ TEST_F(CIFAR10Files, LoadsTheFiveTrainBatchesInOrderAsHwc) {
   // R, G, B of pixel (h=1, w=2) of record 4, spelled out.
   EXPECT_TRUE(same_tensor(ds.images()[4][1][2], tensor(std::vector<uint8_t>{pixel(4, 0, 1, 2), pixel(4, 1, 1, 2),
                                                                              pixel(4, 2, 1, 2)})));
-  data::Example e = ds.get(5);
-  EXPECT_EQ(e.input.sizes(), (std::vector<int64_t>{32, 32, 3}));
-  EXPECT_EQ(e.input.data_ptr<uint8_t>(), ds.images().data_ptr<uint8_t>() + 5 * 3072);  // a view
+  data::Example<> e = ds.get(5);
+  EXPECT_EQ(e.data.sizes(), (std::vector<int64_t>{32, 32, 3}));
+  EXPECT_EQ(e.data.data_ptr<uint8_t>(), ds.images().data_ptr<uint8_t>() + 5 * 3072);  // a view
   EXPECT_EQ(e.target.dim(), 0);
   EXPECT_EQ(e.target.item<int64_t>(), 5);
   EXPECT_EQ(ds.classes(), (std::vector<std::string>{"airplane", "automobile", "bird", "cat", "deer", "dog", "frog",

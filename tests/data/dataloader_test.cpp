@@ -36,10 +36,10 @@ std::shared_ptr<TensorDataset> rows(int64_t n) {
 
 // Counts get() calls; can sleep in get() to provoke races, throw at one index, or give one
 // index a different shape.
-struct ProbeDataset : Dataset {
+struct ProbeDataset : IndexedDataset {
   explicit ProbeDataset(int64_t n) : n(n) {}
   int64_t size() const override { return n; }
-  Example get(int64_t i) const override {
+  Example<> get(int64_t i) const override {
     ++started;
     int64_t now = ++in_flight, seen = max_in_flight.load();
     while (now > seen && !max_in_flight.compare_exchange_weak(seen, now)) {}
@@ -64,7 +64,7 @@ void expect_same(const std::vector<Batch>& a, const std::vector<Batch>& b, const
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t k = 0; k < a.size(); ++k) {
     EXPECT_EQ(a[k].indices, b[k].indices) << what << ", batch " << k;
-    EXPECT_TRUE(equal(a[k].input, b[k].input)) << what << ", batch " << k;
+    EXPECT_TRUE(equal(a[k].data, b[k].data)) << what << ", batch " << k;
     EXPECT_TRUE(equal(a[k].target, b[k].target)) << what << ", batch " << k;
   }
 }
@@ -83,11 +83,11 @@ TEST(DataLoaderTest, BatchCountsAndShapesWithAndWithoutDropLast) {
   EXPECT_EQ(loader.num_batches(), 4);
   std::vector<Batch> batches = run_epoch(loader);
   ASSERT_EQ(batches.size(), 4u);
-  EXPECT_EQ(batches[0].input.sizes(), IntArrayRef({3, 3}));
+  EXPECT_EQ(batches[0].data.sizes(), IntArrayRef({3, 3}));
   EXPECT_EQ(batches[0].target.sizes(), IntArrayRef({3}));
   EXPECT_EQ(batches[3].size(), 1);
   EXPECT_EQ(batches[3].indices, std::vector<int64_t>{9});
-  EXPECT_TRUE(equal(batches[1].input, arange(9, 18, 1, TensorOptions(kFloat32)).view({3, 3})));
+  EXPECT_TRUE(equal(batches[1].data, arange(9, 18, 1, TensorOptions(kFloat32)).view({3, 3})));
   EXPECT_TRUE(equal(batches[1].target, arange(3, 6)));
 
   DataLoader dropping(rows(10), DataLoaderOptions(3).drop_last(true));
@@ -95,7 +95,7 @@ TEST(DataLoaderTest, BatchCountsAndShapesWithAndWithoutDropLast) {
   EXPECT_EQ(run_epoch(dropping).size(), 3u);
   EXPECT_EQ(DataLoader(rows(9), DataLoaderOptions(3)).num_batches(), 3);
   EXPECT_EQ(DataLoader(rows(9), DataLoaderOptions(3).drop_last(true)).num_batches(), 3);
-  EXPECT_EQ(DataLoader(rows(10)).num_batches(), 1) << "the default batch_size is 64";
+  EXPECT_EQ(DataLoader(rows(10)).num_batches(), 10) << "the default batch_size is 1, as in libtorch";
 }
 
 TEST(DataLoaderTest, EveryIndexOncePerEpochAndRowsMatchTheirIndex) {
@@ -108,7 +108,7 @@ TEST(DataLoaderTest, EveryIndexOncePerEpochAndRowsMatchTheirIndex) {
     for (const Batch& b : run_epoch(loader)) {
       for (int64_t j = 0; j < b.size(); ++j) {
         seen.insert(b.indices[j]);
-        EXPECT_TRUE(equal(b.input.select(0, j), ds->get(b.indices[j]).input));
+        EXPECT_TRUE(equal(b.data.select(0, j), ds->get(b.indices[j]).data));
         EXPECT_EQ(b.target.select(0, j).item<int64_t>(), b.indices[j]);
       }
     }
@@ -155,8 +155,8 @@ TEST(DataLoaderTest, IdenticalBatchesForZeroToThreeWorkersWithARandomTransform) 
   auto ds = rows(37);
   const Batch& b = reference[9];  // epoch 1
   Generator gen(sample_seed(9, 1, b.indices[2]));
-  EXPECT_TRUE(equal(b.input.select(0, 2), add_noise(ds->get(b.indices[2]).input, gen)));
-  EXPECT_FALSE(equal(reference[0].input.select(0, 0), ds->get(reference[0].indices[0]).input));
+  EXPECT_TRUE(equal(b.data.select(0, 2), add_noise(ds->get(b.indices[2]).data, gen)));
+  EXPECT_FALSE(equal(reference[0].data.select(0, 0), ds->get(reference[0].indices[0]).data));
 }
 
 TEST(DataLoaderTest, LoadingRunsWithoutGradAndWorkersWithOneIntraOpThread) {
@@ -253,13 +253,13 @@ TEST(DataLoaderTest, CollationNamesMismatchedSamplesAndKeepsUndefinedTargets) {
               HasSubstr("DataLoader: cannot stack the inputs of batch 1 of epoch 0: sample 4 has float32 [2] but "
                         "sample 6 has float32 [3]"));
 
-  struct Unlabelled : Dataset {
+  struct Unlabelled : IndexedDataset {
     int64_t size() const override { return 4; }
-    Example get(int64_t i) const override { return {full({2}, 1.0), Tensor()}; }
+    Example<> get(int64_t i) const override { return {full({2}, 1.0), Tensor()}; }
   };
   DataLoader unlabelled(std::make_shared<Unlabelled>(), DataLoaderOptions(4));
   Batch b = run_epoch(unlabelled).at(0);
-  EXPECT_EQ(b.input.sizes(), IntArrayRef({4, 2}));
+  EXPECT_EQ(b.data.sizes(), IntArrayRef({4, 2}));
   EXPECT_FALSE(b.target.defined());
 }
 
@@ -319,6 +319,8 @@ TEST(DataLoaderTest, Errors) {
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(100000)); }),
               HasSubstr("DataLoader: num_workers must be at most 1024, got 100000"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().prefetch_factor(0)); }), HasSubstr("prefetch_factor must be at least 1, got 0"));
+  EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions().num_workers(2).max_jobs(0)); }),
+              HasSubstr("DataLoader: max_jobs must be at least 1, got 0"));
   EXPECT_THAT(error_of([&] { DataLoader(ds, DataLoaderOptions(11).drop_last(true)); }),
               HasSubstr("DataLoader: no batch to load: the sampler gives 10 examples per epoch"));
 

@@ -135,11 +135,11 @@ TEST_F(MNISTFiles, LoadsTrainAndTestSplitsPlainOrGzipped) {
   EXPECT_TRUE(same_tensor(test.labels(), tensor(std::vector<int64_t>{7, 1})));
   EXPECT_EQ(train.classes(), (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
 
-  data::Example e = train.get(2);
-  EXPECT_TRUE(same_tensor(e.input, tensor(iota_bytes(3 * 784, 0)).view({3, 28, 28, 1})[2]));
-  EXPECT_EQ(e.input.sizes(), (std::vector<int64_t>{28, 28, 1}));
+  data::Example<> e = train.get(2);
+  EXPECT_TRUE(same_tensor(e.data, tensor(iota_bytes(3 * 784, 0)).view({3, 28, 28, 1})[2]));
+  EXPECT_EQ(e.data.sizes(), (std::vector<int64_t>{28, 28, 1}));
   // A view into the loaded set, not a copy.
-  EXPECT_EQ(e.input.data_ptr<uint8_t>(), train.images().data_ptr<uint8_t>() + 2 * 784);
+  EXPECT_EQ(e.data.data_ptr<uint8_t>(), train.images().data_ptr<uint8_t>() + 2 * 784);
   EXPECT_EQ(e.target.dim(), 0);
   EXPECT_EQ(e.target.dtype(), kInt64);
   EXPECT_EQ(e.target.item<int64_t>(), 9);
@@ -206,6 +206,30 @@ TEST_F(MNISTFiles, FashionMNISTHasClothingClassesAndItsOwnName) {
   EXPECT_THAT(error_of([&] { data::FashionMNIST bad(root(), false); }), HasSubstr("FashionMNIST: "));
 }
 
+// libtorch's datasets::MNIST: the same files through cohort's reader, float32 [1, 28, 28] / 255.
+TEST_F(MNISTFiles, LibtorchMNISTGivesFloatImagesAndInt64Targets) {
+  write_split("train", {3, 0, 9}, /*gz=*/false);
+  write_split("t10k", {7, 1}, /*gz=*/true, 5);
+  data::datasets::MNIST train(root()), test(root(), data::datasets::MNIST::Mode::kTest);
+  ASSERT_EQ(train.size(), std::optional<size_t>(3));
+  ASSERT_EQ(test.size(), std::optional<size_t>(2));
+  EXPECT_TRUE(train.is_train());
+  EXPECT_FALSE(test.is_train());
+  EXPECT_EQ(train.images().sizes(), (std::vector<int64_t>{3, 1, 28, 28}));
+  EXPECT_EQ(train.images().dtype(), kFloat32);
+  const std::vector<uint8_t> bytes = iota_bytes(2 * 784, 5);
+  for (size_t i : {size_t{0}, size_t{100}, size_t{1567}})
+    EXPECT_EQ(test.images().view({-1})[static_cast<int64_t>(i)].item<float>(), static_cast<float>(bytes[i]) / 255.0f) << i;
+  EXPECT_TRUE(same_tensor(train.targets(), tensor(std::vector<int64_t>{3, 0, 9})));
+  data::Example<> e = train.get(2);
+  EXPECT_EQ(e.data.sizes(), (std::vector<int64_t>{1, 28, 28}));
+  EXPECT_EQ(e.target.dim(), 0);
+  EXPECT_EQ(e.target.item<int64_t>(), 9);
+  EXPECT_THROW(train.get(3), IndexError);
+  EXPECT_THAT(error_of([&] { data::datasets::MNIST(root() + "/nowhere"); }),
+              AllOf(HasSubstr("train-images-idx3-ubyte"), HasSubstr("does not exist")));
+}
+
 // Integration: the Debian package dataset-fashion-mnist (always installed here). Expected values come
 // from Python: gzip.open(f).read() and sums over its bytes.
 TEST(FashionMNISTPackage, LoadsTheInstalledGzippedFiles) {
@@ -223,8 +247,8 @@ TEST(FashionMNISTPackage, LoadsTheInstalledGzippedFiles) {
   EXPECT_TRUE(same_tensor(test.labels().slice(0, 0, 10), tensor(std::vector<int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7})));
   EXPECT_EQ(train.images().sum(kInt64).item<int64_t>(), 3431114169);
   EXPECT_EQ(test.images().sum(kInt64).item<int64_t>(), 573469082);
-  EXPECT_EQ(train.get(0).input.sum(kInt64).item<int64_t>(), 76247);
-  EXPECT_EQ(test.get(0).input.sum(kInt64).item<int64_t>(), 33456);
+  EXPECT_EQ(train.get(0).data.sum(kInt64).item<int64_t>(), 76247);
+  EXPECT_EQ(test.get(0).data.sum(kInt64).item<int64_t>(), 33456);
 }
 
 }  // namespace

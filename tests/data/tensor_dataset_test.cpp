@@ -21,8 +21,8 @@ TEST(TensorDataset, ExamplesAreRowsOfTheTwoTensors) {
   data::TensorDataset ds(inputs, targets, {"a", "b", "c", "d", "e"});
   ASSERT_EQ(ds.size(), 4);
   for (int64_t i = 0; i < 4; ++i) {
-    data::Example e = ds.get(i);
-    EXPECT_TRUE(same_tensor(e.input, arange(6 * i, 6 * i + 6, TensorOptions(kFloat32)).view({2, 3}))) << i;
+    data::Example<> e = ds.get(i);
+    EXPECT_TRUE(same_tensor(e.data, arange(6 * i, 6 * i + 6, TensorOptions(kFloat32)).view({2, 3}))) << i;
     EXPECT_EQ(e.target.dim(), 0);
     EXPECT_EQ(e.target.item<int64_t>(), std::vector<int64_t>({3, 1, 4, 1})[i]);
   }
@@ -35,7 +35,7 @@ TEST(TensorDataset, ExamplesAreRowsOfTheTwoTensors) {
 TEST(TensorDataset, GetReturnsViewsIntoTheTensors) {
   Tensor inputs = zeros({3, 2});
   data::TensorDataset ds(inputs, zeros({3}, TensorOptions(kInt64)));
-  EXPECT_EQ(ds.get(2).input.data_ptr<float>(), inputs.data_ptr<float>() + 4);
+  EXPECT_EQ(ds.get(2).data.data_ptr<float>(), inputs.data_ptr<float>() + 4);
   EXPECT_EQ(ds.get(2).target.data_ptr<int64_t>(), ds.targets().data_ptr<int64_t>() + 2);
 }
 

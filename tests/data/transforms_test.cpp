@@ -65,6 +65,29 @@ TEST(Transforms, NormalizeSubtractsAndDividesPerChannel) {
   EXPECT_TRUE(same_tensor(T::Normalize({1.0}, {1.0})(t, gen), f32({{{0.f, 2.f}, {1.f, 3.f}}})));
 }
 
+// libtorch's Normalize<> (a TensorTransform): input.sub(mean).div(stddev) with float32 [C, 1, 1]
+// parameters, broadcasting as libtorch does; the loop's values equal the ops' to the bit.
+TEST(Transforms, LibtorchNormalizeBroadcastsAsLibtorchDoes) {
+  T::Normalize<> one(0.1307, 0.3081);
+  EXPECT_EQ(one.mean.sizes(), (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(one.stddev.dtype(), kFloat32);
+  Tensor img = arange(0, 2 * 3 * 4, 1, TensorOptions(kFloat32)).view({2, 3, 4}) / 24.0;
+  Tensor expected = img.sub(one.mean).div(one.stddev);
+  EXPECT_TRUE(same_tensor(one(img), expected));
+  // A batch [N, C, H, W] with one value per channel, and a 2-d input (which broadcasting makes [1, H, W]).
+  T::Normalize<> three({0.5, 0.25, 0.125}, {2.0, 4.0, 8.0});
+  Tensor batch = arange(0, 2 * 3 * 2 * 2, 1, TensorOptions(kFloat32)).view({2, 3, 2, 2});
+  EXPECT_TRUE(same_tensor(three(batch), batch.sub(three.mean).div(three.stddev)));
+  EXPECT_EQ(one(zeros({5, 6})).sizes(), (std::vector<int64_t>{1, 5, 6}));
+  // uint8 and float64 inputs take libtorch's type promotion.
+  EXPECT_EQ(one(zeros({1, 2, 2}, TensorOptions(kUInt8))).dtype(), kFloat32);
+  EXPECT_EQ(one(zeros({1, 2, 2}, TensorOptions(kFloat64))).dtype(), kFloat64);
+  // As a TensorTransform on an example: the target passes through.
+  data::Example<> e = one.apply({img, tensor(int64_t{7})});
+  EXPECT_TRUE(same_tensor(e.data, expected));
+  EXPECT_EQ(e.target.item<int64_t>(), 7);
+}
+
 TEST(Transforms, NormalizeRejectsMismatchedChannelsAndBadArguments) {
   Generator gen(1);
   auto norm = T::Normalize({0.5, 0.5, 0.5}, {0.2, 0.2, 0.2});

@@ -96,7 +96,7 @@ SyntheticImages::SyntheticImages(int64_t size, uint64_t seed) : size_(size), see
   }
 }
 
-data::Example SyntheticImages::get(int64_t index) const {
+data::Example<> SyntheticImages::get(int64_t index) const {
   COHORT_CHECK_AS(IndexError, index >= 0 && index < size_, "SyntheticImages::get: index ", index,
                   " is out of range for a dataset of ", size_, " examples");
   std::mt19937_64 rng(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(index));
@@ -117,11 +117,11 @@ std::vector<std::string> SyntheticImages::classes() const {
           "pattern 5", "pattern 6", "pattern 7", "pattern 8", "pattern 9"};
 }
 
-Prefix::Prefix(std::shared_ptr<const data::Dataset> base, int64_t n) : base_(std::move(base)), n_(n) {
+Prefix::Prefix(std::shared_ptr<const data::IndexedDataset> base, int64_t n) : base_(std::move(base)), n_(n) {
   COHORT_CHECK(n >= 0 && n <= base_->size(), "Prefix: cannot take ", n, " examples of a dataset of ", base_->size());
 }
 
-data::Example Prefix::get(int64_t index) const {
+data::Example<> Prefix::get(int64_t index) const {
   COHORT_CHECK_AS(IndexError, index >= 0 && index < n_, "Prefix::get: index ", index,
                   " is out of range for a dataset of ", n_, " examples");
   return base_->get(index);

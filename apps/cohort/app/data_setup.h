@@ -13,7 +13,7 @@
 namespace cohort::app {
 
 struct DataSetup {
-  std::shared_ptr<const data::Dataset> train, test;
+  std::shared_ptr<const data::IndexedDataset> train, test;
   data::Transform train_transform, test_transform;
   std::vector<std::string> classes;
   int64_t channels = 1, image_size = 28;
@@ -32,11 +32,11 @@ DataSetup load_data(const TrainConfig& config);
 
 // A learnable stand-in for a real dataset: 10 classes of 28x28 grey images, each a class-specific
 // pattern plus noise, generated from (seed, index) so it needs no files. For tests and demos.
-class SyntheticImages : public data::Dataset {
+class SyntheticImages : public data::IndexedDataset {
  public:
   SyntheticImages(int64_t size, uint64_t seed);
   int64_t size() const override { return size_; }
-  data::Example get(int64_t index) const override;
+  data::Example<> get(int64_t index) const override;
   std::vector<std::string> classes() const override;
 
  private:
@@ -46,15 +46,15 @@ class SyntheticImages : public data::Dataset {
 };
 
 // The first `n` examples of another dataset.
-class Prefix : public data::Dataset {
+class Prefix : public data::IndexedDataset {
  public:
-  Prefix(std::shared_ptr<const data::Dataset> base, int64_t n);
+  Prefix(std::shared_ptr<const data::IndexedDataset> base, int64_t n);
   int64_t size() const override { return n_; }
-  data::Example get(int64_t index) const override;
+  data::Example<> get(int64_t index) const override;
   std::vector<std::string> classes() const override { return base_->classes(); }
 
  private:
-  std::shared_ptr<const data::Dataset> base_;
+  std::shared_ptr<const data::IndexedDataset> base_;
   int64_t n_;
 };
 

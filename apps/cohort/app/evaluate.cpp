@@ -33,7 +33,7 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
   double loss_sum = 0;
   int64_t correct = 0;
   for (const data::Batch& batch : loader) {
-    Tensor logits = model.forward(batch.input);
+    Tensor logits = model.forward(batch.data);
     COHORT_CHECK(logits.dim() == 2 && logits.size(1) == num_classes, "evaluate: the model must output [batch, ",
                  num_classes, "] logits, got ", logits.sizes());
     loss_sum += nn::functional::cross_entropy(logits, batch.target).item<double>() * static_cast<double>(batch.size());

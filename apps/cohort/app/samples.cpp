@@ -91,9 +91,9 @@ void write_prediction_samples(const std::string& path, models::Model& model, con
   Generator unused(0);
   const data::Transform to_tensor = data::transforms::ToTensor();
   for (int64_t i = 0; i < n; ++i) {
-    data::Example e = data.test->get(i);
-    shown.push_back(to_tensor(e.input, unused));
-    inputs.push_back(data.test_transform(e.input, unused));
+    data::Example<> e = data.test->get(i);
+    shown.push_back(to_tensor(e.data, unused));
+    inputs.push_back(data.test_transform(e.data, unused));
     truth.push_back(e.target.item<int64_t>());
   }
   NoGradGuard no_grad;

@@ -58,7 +58,7 @@ std::string fixed(double v, int digits) {
 // [Trainer processes]): its loss times its size, its correct predictions and its size. A loss that
 // is not finite throws before the update, so no NaN reaches the weights or a checkpoint.
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
-  Tensor logits = run.forward(batch.input);
+  Tensor logits = run.forward(batch.data);
   Tensor loss = nn::functional::cross_entropy(logits, batch.target);
   std::vector<double> sums{loss.item<double>() * static_cast<double>(batch.size()),
                            static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>()),

@@ -11,10 +11,10 @@
 #pragma once
 
 #include <iostream>
-#include <optional>
 #include <string>
 
 #include "cohort/core/error.h"
+#include "cohort/core/optional.h"  // torch::optional, torch::nullopt
 
 namespace cohort {
 
@@ -23,11 +23,6 @@ template <class... Args>
 std::string str(const Args&... args) {
   return detail::str(args...);
 }
-
-using std::make_optional;
-using std::nullopt;
-using std::nullopt_t;
-using std::optional;
 
 // CUDA does not exist in cohort. Programs that choose their device at run time ask these and get
 // the CPU; a Device of type kCUDA is refused where it is made (core/device.h).

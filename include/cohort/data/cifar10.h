@@ -1,7 +1,7 @@
 // CIFAR-10: 32x32 colour images in ten classes, from the "binary version" batches.
 //
 //   data::CIFAR10 train("/data/cifar10");   // root or root/cifar-10-batches-bin holds the .bin files
-//   data::Example e = train.get(0);          // input uint8 [32, 32, 3] (HWC), target int64 0-d
+//   data::Example<> e = train.get(0);        // data uint8 [32, 32, 3] (HWC), target int64 0-d
 #pragma once
 
 #include <cstdint>
@@ -19,14 +19,14 @@ namespace cohort::data {
 // `root`, then in root/cifar-10-batches-bin (where the archive unpacks). All data is loaded and
 // converted to HWC in the constructor. Throws cohort::Error naming the file when a file is missing,
 // its size is not a whole number of records, or a label is not a class index.
-class CIFAR10 : public Dataset {
+class CIFAR10 : public IndexedDataset {
  public:
   explicit CIFAR10(const std::string& root, bool train = true);
 
   int64_t size() const override;
-  // input: uint8 [32, 32, 3], a view into images() (no copy); target: int64 0-d.
+  // data: uint8 [32, 32, 3], a view into images() (no copy); target: int64 0-d.
   // Throws cohort::IndexError outside [0, size()).
-  Example get(int64_t index) const override;
+  Example<> get(int64_t index) const override;
   // airplane, automobile, bird, cat, deer, dog, frog, horse, ship, truck.
   std::vector<std::string> classes() const override;
 

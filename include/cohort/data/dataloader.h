@@ -1,9 +1,9 @@
-// DataLoader: batches of a Dataset, in the order of a Sampler, optionally loaded by worker threads.
+// DataLoader: batches of an IndexedDataset, in the order of a Sampler, optionally loaded by worker threads.
 //
 //   auto ds = std::make_shared<data::TensorDataset>(images, labels);
 //   data::DataLoader loader(ds, data::DataLoaderOptions().batch_size(32).shuffle(true).num_workers(2));
 //   while (loader.epoch() < epochs)
-//     for (const data::Batch& b : loader) train_step(b.input, b.target);   // one epoch per loop
+//     for (const data::Batch& b : loader) train_step(b.data, b.target);   // one epoch per loop
 //
 // Simpler than libtorch's make_data_loader: one class, no dataset/sampler templates, no stacking
 // transform to spell out; batches come out in sampler order whatever the number of workers.
@@ -23,13 +23,14 @@
 //     the first run would have seen, bit for bit.
 //
 // Determinism: epoch e's order is sampler.indices(e); the transform of sample i in epoch e draws from
-// a Generator seeded with sample_seed(seed, e, i). So the batches depend only on the seed, the epoch
-// and the options, never on num_workers or thread timing.
+// a Generator seeded with sample_seed(seed, e, i), and a draw from the default generator inside get()
+// or the transform uses one seeded per batch (data/batch_pipeline.h: batch_seed). So the batches
+// depend only on the seed, the epoch and the options, never on num_workers or thread timing.
 //
 // Threads: with num_workers = 0 batches are loaded in the caller's thread when the loop needs them.
-// With num_workers = W > 0, W threads load batch k in worker k % W, at most W * prefetch_factor
-// batches ahead of the caller (loaded or being loaded, not yet handed out), with autograd off and one
-// OpenMP thread each. The dataset's get() and the transform must be safe to call from several threads.
+// With num_workers = W > 0, W threads load batch k in worker k % W, at most max_jobs (default
+// W * prefetch_factor) batches ahead of the caller (loaded or being loaded, not yet handed out), with
+// autograd off and one OpenMP thread each; with a timeout, waiting longer for a batch throws. The dataset's get() and the transform must be safe to call from several threads.
 // A loader is used from one thread, and by one loop at a time.
 #pragma once
 
@@ -40,58 +41,19 @@
 #include <vector>
 
 #include "cohort/core/tensor.h"
+#include "cohort/data/dataloader_options.h"
 #include "cohort/data/dataset.h"
 #include "cohort/data/sampler.h"
 
 namespace cohort::data {
 
-// A batch of examples: input [B, ...], target [B] for 0-d targets or [B, ...] (undefined when the
+// A batch of examples: data [B, ...], target [B] for 0-d targets or [B, ...] (undefined when the
 // dataset's targets are), indices = the dataset indices of the B examples, in order.
 struct Batch {
-  Tensor input;
+  Tensor data;
   Tensor target;
   std::vector<int64_t> indices;
   int64_t size() const { return static_cast<int64_t>(indices.size()); }
-};
-
-struct DataLoaderOptions {
-  DataLoaderOptions() = default;
-  explicit DataLoaderOptions(int64_t batch_size) : batch_size_(batch_size) {}
-
-  DataLoaderOptions& batch_size(int64_t v) { batch_size_ = v; return *this; }
-  // Shuffle with RandomSampler(dataset size, seed); ignored when a sampler is given.
-  DataLoaderOptions& shuffle(bool v) { shuffle_ = v; return *this; }
-  // Drop an epoch's last batch when it is smaller than batch_size.
-  DataLoaderOptions& drop_last(bool v) { drop_last_ = v; return *this; }
-  // 0: load in the caller's thread.
-  DataLoaderOptions& num_workers(int64_t v) { num_workers_ = v; return *this; }
-  // Batches each worker may load ahead of the caller.
-  DataLoaderOptions& prefetch_factor(int64_t v) { prefetch_factor_ = v; return *this; }
-  // Unset: drawn once from cohort::default_generator() when the loader is built (manual_seed decides).
-  DataLoaderOptions& seed(uint64_t v) { seed_ = v; return *this; }
-  // Applied to each example's input, with that sample's generator.
-  DataLoaderOptions& transform(Transform v) { transform_ = std::move(v); return *this; }
-  // Replaces the sequential / shuffled order, e.g. a DistributedSampler.
-  DataLoaderOptions& sampler(std::shared_ptr<Sampler> v) { sampler_ = std::move(v); return *this; }
-
-  int64_t batch_size() const { return batch_size_; }
-  bool shuffle() const { return shuffle_; }
-  bool drop_last() const { return drop_last_; }
-  int64_t num_workers() const { return num_workers_; }
-  int64_t prefetch_factor() const { return prefetch_factor_; }
-  const std::optional<uint64_t>& seed() const { return seed_; }
-  const Transform& transform() const { return transform_; }
-  const std::shared_ptr<Sampler>& sampler() const { return sampler_; }
-
- private:
-  int64_t batch_size_ = 64;
-  bool shuffle_ = false;
-  bool drop_last_ = false;
-  int64_t num_workers_ = 0;
-  int64_t prefetch_factor_ = 2;
-  std::optional<uint64_t> seed_;
-  Transform transform_;
-  std::shared_ptr<Sampler> sampler_;
 };
 
 // The seed of the Generator that the transform of sample `index` gets in epoch `epoch`; lets a test
@@ -108,9 +70,9 @@ class DataLoader {
   };
 
   // Throws on a null or empty dataset, batch_size < 1, num_workers outside [0, kMaxThreads] (1024,
-  // cohort/core/threads.h), prefetch_factor < 1, or when drop_last leaves no batch at all. A loop
+  // cohort/core/threads.h), prefetch_factor < 1, max_jobs 0, or when drop_last leaves no batch at all. A loop
   // whose workers the system refuses to start throws cohort::Error naming the worker.
-  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
+  DataLoader(std::shared_ptr<const IndexedDataset> dataset, DataLoaderOptions options = {});
   // Stops and joins the workers of a running loop; its iterator then compares equal to end().
   ~DataLoader();
   DataLoader(DataLoader&& other) noexcept;
@@ -122,7 +84,7 @@ class DataLoader {
   int64_t epoch() const { return state_.epoch; }
   uint64_t seed() const { return seed_; }
   const DataLoaderOptions& options() const { return options_; }
-  const Dataset& dataset() const { return *dataset_; }
+  const IndexedDataset& dataset() const { return *dataset_; }
 
   State state() const { return state_; }
   // Throws when epoch < 0, batch is outside [0, num_batches()] or a loop is running.
@@ -164,7 +126,7 @@ class DataLoader {
   End end() const { return {}; }
 
  private:
-  std::shared_ptr<const Dataset> dataset_;
+  std::shared_ptr<const IndexedDataset> dataset_;
   DataLoaderOptions options_;
   std::shared_ptr<Sampler> sampler_;
   uint64_t seed_ = 0;
