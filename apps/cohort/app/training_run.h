@@ -55,6 +55,9 @@ struct TrainingRun {
   std::optional<MetricsLog> metrics{};  // rank 0 only
   std::chrono::steady_clock::time_point started{};  // when this process started training
   double elapsed_before = 0;  // training seconds of the run before it was resumed
+  std::filesystem::path resumed_from{};  // the checkpoint resumed, empty for a new run
+  int64_t resumed_from_step = -1;      // its step, -1 for a new run
+  int stop_signal = 0;                 // set when a signal asked to stop (Note [Interrupted training])
 
   Tensor forward(const Tensor& x) const { return call.forward(x); }
   int64_t num_classes() const { return static_cast<int64_t>(data.classes.size()); }
