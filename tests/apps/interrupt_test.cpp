@@ -121,9 +121,15 @@ TEST(Interrupt, ASecondSignalStopsAtOnce) {
   const fs::path dir = fresh_dir("second");
   Child child = start(train_flags(dir / "run", {"--epochs", "1000", "--checkpoint-every", "1"}), dir / "run.log");
   ASSERT_TRUE(wait_for_checkpoint(dir / "run")) << text_of(child.log);
+  // Both are sent while it is stopped, so both are pending when it runs again: the first cannot have
+  // finished its checkpoint and exit before the second arrives.
+  int status = 0;
+  ::kill(child.pid, SIGSTOP);
+  ASSERT_EQ(::waitpid(child.pid, &status, WUNTRACED), child.pid);
+  ASSERT_TRUE(WIFSTOPPED(status)) << text_of(child.log);
   ::kill(child.pid, SIGINT);
   ::kill(child.pid, SIGTERM);
-  int status = 0;
+  ::kill(child.pid, SIGCONT);
   ::waitpid(child.pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << status << "\n" << text_of(child.log);
   // The kernel delivers SIGINT first, but threads may take the two at once: either may be the second.

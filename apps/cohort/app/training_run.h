@@ -73,7 +73,8 @@ struct TrainingRun {
 // (a checkpoint file or a run directory's newest intact checkpoint) when set, opens metrics.jsonl
 // (rank 0) and prints what it is about to train. Throws a cohort::Error for bad settings, missing
 // data, an output directory that is in use, not empty or unwritable, or a --batch-size the processes
-// cannot share.
+// cannot share; a new run that fails after readying its directory first removes what it wrote there
+// (remove_failed_new_run in run_dir.h), so a retry is not refused and no empty --out is left.
 TrainingRun start_run(const TrainConfig& config);
 
 }  // namespace cohort::app
