@@ -256,7 +256,7 @@ TEST(Trainer, ALossThatIsNotFiniteRightAfterAResumeBlamesTheCheckpoint) {
 
   auto [code, err] = run_cohort({"train", "--resume", out.string(), "--epochs", "2", "--threads", "1", "--no-progress"});
   EXPECT_EQ(code, 1);
-  EXPECT_THAT(err, HasSubstr("the run fails at once from the checkpoint it resumed, " + newest.string()));
+  EXPECT_THAT(err, HasSubstr("The run fails at once from the checkpoint it resumed, " + newest.string()));
   EXPECT_THAT(err, HasSubstr("resume an earlier one with --resume " + checkpoints.front().string()));
   EXPECT_THAT(err, Not(HasSubstr("lower --lr")));
 }

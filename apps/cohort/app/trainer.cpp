@@ -253,18 +253,18 @@ double end_epoch(TrainingRun& run, int64_t epoch) {
 std::string advice_after_divergence(const TrainingRun& run) {
   const std::vector<fs::path> checkpoints = list_checkpoints(run.out);
   const std::string out = escape_text(run.out.string());
-  std::string s = checkpoints.empty()
-                      ? ". No checkpoint was written, so there is nothing to resume"
-                      : ". The last good checkpoint is " + escape_text(checkpoints.back().string());
   if (run.resumed_from_step >= 0 && run.progress.step == run.resumed_from_step) {
     // The very first step after the resume: the loaded state, not the learning rate, is the suspect.
     std::string earlier;
     for (const fs::path& c : checkpoints)
       if (c != run.resumed_from) earlier = escape_text(c.string());
-    return s + "; the run fails at once from the checkpoint it resumed, " + escape_text(run.resumed_from.string()) +
+    return ". The run fails at once from the checkpoint it resumed, " + escape_text(run.resumed_from.string()) +
            "; hint: " + (earlier.empty() ? "" : "resume an earlier one with --resume " + earlier + ", or ") +
            "start the run again with --overwrite --out " + out;
   }
+  std::string s = checkpoints.empty() ? ". No checkpoint was written, so there is nothing to resume"
+                                      : ". The last good checkpoint is " + escape_text(checkpoints.back().string()) +
+                                            " (resuming it would repeat the same steps: a resume is exact)";
   return s + "; hint: a lower learning rate usually helps, and --resume keeps the run's --lr: start the run "
              "again with your command plus --overwrite and a lower --lr (e.g. --lr " +
          cohort::detail::str(run.config.lr / 10) + "), or give it another --out";
