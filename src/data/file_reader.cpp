@@ -2,6 +2,9 @@
 // into one buffer sized from the gzip trailer, so a reader parses bytes and never deals with streams.
 #include "data/file_reader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,23 +21,62 @@ namespace cohort::data::detail {
 namespace fs = std::filesystem;
 
 void fail(const std::string& op, const std::string& path, const std::string& what) {
-  throw Error(op + ": " + path + ": " + what);
+  // Escaped: a path or a message quoting a file's bytes could otherwise drive the terminal.
+  throw Error(op + ": " + escape_text(path) + ": " + escape_text(what));
 }
 
 namespace {
 
+// What is wrong with `st` as a data file: "" for a regular file, else what it is.
+std::string not_regular(const struct stat& st) {
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "is a directory, expected a file";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
+  if (S_ISCHR(st.st_mode)) return "is a character device, not a regular file";
+  if (S_ISBLK(st.st_mode)) return "is a block device, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  return "is not a regular file";
+}
+
+// Closes the descriptor on every exit path, throws included.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 std::vector<uint8_t> read_plain(const std::string& path, const std::string& op) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) fail(op, path, "the file does not exist");
-  if (fs::is_directory(path, ec)) fail(op, path, "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail(op, path, std::string("cannot open the file (") + std::strerror(errno) + ")");
-  const std::streamoff size = in.tellg();
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    fail(op, path, "reading the file failed after " + std::to_string(in.gcount()) + " of " + std::to_string(size) +
-                       " bytes");
+  // The type first: a FIFO would block the open (and a read of /dev/zero never ends), and "does not
+  // exist" would be wrong about a directory, a device or a symlink loop.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    struct stat link {};
+    if (err == ENOENT && ::lstat(path.c_str(), &link) == 0)
+      fail(op, path, "is a symbolic link to a file that does not exist");
+    if (err == ENOENT) fail(op, path, "the file does not exist");
+    if (err == ELOOP) fail(op, path, "too many levels of symbolic links (a symlink loop?)");
+    fail(op, path, std::string("cannot read the file (") + std::strerror(err) + ")");
+  }
+  if (std::string what = not_regular(st); !what.empty()) fail(op, path, what);
+  // O_NONBLOCK and fstat: should the file be swapped for a FIFO after the stat, the open still returns
+  // and the check still refuses it.
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0) fail(op, path, std::string("cannot open the file (") + std::strerror(errno) + ")");
+  if (::fstat(file.fd, &st) != 0) fail(op, path, std::string("cannot read the file (") + std::strerror(errno) + ")");
+  if (std::string what = not_regular(st); !what.empty()) fail(op, path, what);
+  const size_t size = static_cast<size_t>(st.st_size);
+  std::vector<uint8_t> bytes(size);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(file.fd, bytes.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      fail(op, path, "reading the file failed after " + std::to_string(done) + " of " + std::to_string(size) +
+                         " bytes" + (n < 0 ? std::string(" (") + std::strerror(errno) + ")" : std::string(" (it shrank)")));
+    done += static_cast<size_t>(n);
+  }
   return bytes;
 }
 
@@ -113,6 +155,11 @@ std::optional<std::string> find_plain_or_gz(const std::string& path) {
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) return path;
   if (fs::is_regular_file(path + ".gz", ec)) return path + ".gz";
+  // Something that is not a regular file (a directory, a FIFO, a device, a broken or looping
+  // symlink): read_file says what it is, rather than the caller saying it does not exist.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) return path;
+  if (::lstat((path + ".gz").c_str(), &st) == 0) return path + ".gz";
   return std::nullopt;
 }
 

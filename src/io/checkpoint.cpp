@@ -33,7 +33,7 @@ std::map<std::string, double> decode_scalars(const std::string& text, const std:
   try {
     scalars = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(op + "'" + kScalarsKey + "' is not valid JSON: " + e.what());
+    throw Error(op + "'" + kScalarsKey + "' is not valid JSON: " + escape_text(e.what()));
   }
   COHORT_CHECK(scalars.is_object(), op, "'", kScalarsKey, "' must be a JSON object, got ", scalars.dump());
   std::map<std::string, double> values;
@@ -44,7 +44,7 @@ std::map<std::string, double> decode_scalars(const std::string& text, const std:
       const std::string s = value.get<std::string>();
       values[key] = s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY;
     } else {
-      throw Error(op + "scalar '" + key + "' must be a number, got " + value.dump());
+      throw Error(op + "scalar '" + escape_text(key) + "' must be a number, got " + escape_text(value.dump()));
     }
   }
   return values;
@@ -57,7 +57,7 @@ std::map<std::string, double> optimizer_scalars(const Metadata& metadata, const 
   auto text = metadata.find(kScalarsKey);
   COHORT_CHECK(name != metadata.end() && text != metadata.end(), op, "no optimizer state in this file (its __metadata__ lacks '",
                kOptimizerKey, "' and '", kScalarsKey, "'); hint: was it written by io::save(optimizer, path)?");
-  COHORT_CHECK(name->second == optimizer.name(), op, "the file holds the state of a ", name->second,
+  COHORT_CHECK(name->second == optimizer.name(), op, "the file holds the state of a ", escape_text(name->second),
                " optimizer, got a ", optimizer.name());
   return decode_scalars(text->second, op);
 }
@@ -110,7 +110,7 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& module, 
     } else if (key.rfind(kOptimizerPrefix, 0) == 0) {
       state.tensors[key.substr(std::char_traits<char>::length(kOptimizerPrefix))] = item.value();
     } else {
-      throw Error(op + "unexpected tensor '" + key + "' (a checkpoint holds only 'model/…' and 'optimizer/…')");
+      throw Error(op + "unexpected tensor '" + escape_text(key) + "' (a checkpoint holds only 'model/…' and 'optimizer/…')");
     }
   }
   COHORT_CHECK(!weights.empty(), op, "no model weights in this file; hint: was it written by io::save_checkpoint?");

@@ -2,6 +2,7 @@
 #include "io/file_util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -70,8 +71,18 @@ void AtomicWriter::commit() {
 }
 
 FileReader::FileReader(std::filesystem::path path, std::string op) : path_(std::move(path)), op_(std::move(op)) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) fail("is a directory, not a file");
+  // The type first: opening a FIFO would block, and reading /dev/zero would never end.
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT) fail("cannot open: the file does not exist");
+    if (err == ELOOP) fail("too many levels of symbolic links (a symlink loop?)");
+    fail(std::string("cannot open: ") + std::strerror(err));
+  }
+  if (S_ISDIR(st.st_mode)) fail("is a directory, not a file");
+  if (S_ISFIFO(st.st_mode)) fail("is a FIFO, not a regular file");
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) fail("is a device, not a regular file");
+  if (!S_ISREG(st.st_mode)) fail("is not a regular file");
   in_.open(path_, std::ios::binary);
   if (!in_) fail(std::string("cannot open: ") + std::strerror(errno));
   in_.seekg(0, std::ios::end);
@@ -93,7 +104,8 @@ void FileReader::read(uint64_t offset, void* dst, size_t nbytes) {
 }
 
 void FileReader::fail(const std::string& what) const {
-  throw Error(cohort::detail::str(op_, ": ", path_.string(), ": ", what));
+  // `what` often quotes the file (a tensor name, a dtype, metadata): escaped, it cannot drive a terminal.
+  throw Error(cohort::detail::str(op_, ": ", escape_text(path_.string()), ": ", escape_text(what)));
 }
 
 }  // namespace cohort::io::detail

@@ -217,7 +217,7 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     if (!mine.contains(item.key())) unexpected.push_back(item.key());
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + escape_text(x);  // names from a file, maybe crafted
     return s;
   };
   bool bad = !mismatched.empty() || (strict && (!missing.empty() || !unexpected.empty()));

@@ -211,7 +211,7 @@ void Optimizer::load_state_dict(const OptimizerState& state) {
   }
   if (!problems.empty()) {
     std::string message = name_ + ": load_state_dict: the state does not fit this optimizer:";
-    for (const auto& p : problems) message += "\n  " + p;
+    for (const auto& p : problems) message += "\n  " + escape_text(p);  // keys from a file, maybe crafted
     throw Error(message + "\nhint: load a state saved by the same optimizer type over the same parameters");
   }
   // Everything checked: apply.

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -72,6 +74,18 @@ TEST(DistributedTrainer, TwoProcessesGiveTheMetricsAndWeightsOfOne) {
   EXPECT_THAT(multi.out, HasSubstr("[rank 0] epoch 2/2"));
   EXPECT_THAT(multi.out, Not(HasSubstr("[rank 1] epoch")));
   EXPECT_TRUE(fs::exists(two / "report.html"));
+}
+
+// 513 samples on 2 processes: the sampler pads the last batch with a repeated sample, which counts
+// for nothing (Note [Uneven shards]), so the metrics and weights are still those of one process.
+TEST(DistributedTrainer, ATrainingSetThatDoesNotDivideAmongTheProcessesGivesTheRunOfOne) {
+  const fs::path dir = fresh_dir("uneven"), one = dir / "one", two = dir / "two";
+  const std::vector<std::string> more = {"--epochs", "2", "--limit", "513"};
+  Finished single = run_process(train_flags(one, more), dir, "one");
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  Finished multi = run_process(launched(2, train_flags(two, more)), dir, "two");
+  ASSERT_EQ(multi.exit_code, 0) << multi.err << multi.out;
+  cohort::testing::expect_same_run(one, two, 513);
 }
 
 TEST(DistributedTrainer, DataParallelInsideEachProcessGivesTheSameRun) {
@@ -151,6 +165,46 @@ TEST(DistributedTrainer, ARankKilledMidEpochRestartsTheGroupWhichResumesTheRun) 
   auto y = cohort::io::load_safetensors(cohort::app::list_checkpoints(killed).back());
   for (const auto& item : x)
     if (item.key().rfind("model/", 0) == 0) EXPECT_TRUE(cohort::equal(item.value(), y[item.key()])) << item.key();
+}
+
+// Ctrl-C to the launcher reaches every rank; they stop after the same step (Note [Interrupted
+// training]), rank 0 checkpoints it, and the run resumes to the numbers of one that never stopped.
+TEST(DistributedTrainer, AnInterruptedLaunchStopsEveryRankAfterTheSameStepAndResumes) {
+  const fs::path dir = fresh_dir("interrupted"), whole = dir / "whole", run = dir / "run";
+  ASSERT_EQ(run_process(train_flags(whole, {"--epochs", "2"}), dir, "whole").exit_code, 0);
+  std::vector<std::string> args = launched(2, train_flags(run, {"--epochs", "1000", "--checkpoint-every", "1"}));
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log = (dir / "run.log").string();
+  const pid_t launcher = ::fork();
+  if (launcher == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  auto text = [&] {
+    std::ifstream in(log);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (cohort::app::list_checkpoints(run).empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_FALSE(cohort::app::list_checkpoints(run).empty()) << text();
+  ::kill(launcher, SIGINT);
+  int status = 0;
+  ::waitpid(launcher, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << text();
+  EXPECT_EQ(WEXITSTATUS(status), 130) << text();
+  const int64_t step = cohort::app::read_checkpoint(run).progress.step;
+  EXPECT_THAT(text(), HasSubstr("[rank 0] cohort train: interrupted at step " + std::to_string(step)));
+  EXPECT_THAT(text(), Not(HasSubstr("SIGKILL")));
+  if (step >= 32) return;  // past the two epochs to compare with
+  Finished resumed = run_process(
+      launched(2, {COHORT_BINARY, "train", "--resume", run.string(), "--epochs", "2", "--no-progress"}), dir, "resumed");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  expect_same_run(whole, run);
 }
 
 TEST(DistributedTrainer, ARefusedFirstAttemptIsNotRestartedIntoTheOldRun) {

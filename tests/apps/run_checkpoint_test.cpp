@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/generator.h"
@@ -18,12 +20,14 @@
 #include "cohort/io/safetensors.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/pointwise.h"
+#include "cohort/ops/creation.h"
 #include "cohort/optim/sgd.h"
 #include "support/error_of.h"
 
 namespace fs = std::filesystem;
 using namespace cohort;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -121,8 +125,76 @@ TEST(RunCheckpoint, ErrorsNameTheFile) {
   // A checkpoint of another model is refused before the optimizer is touched.
   run.save(5);
   auto lenet = models::create("lenet", models::ModelOptions().in_channels(1).image_size(28));
-  EXPECT_THAT(cohort::testing::error_of([&] { app::restore_checkpoint(app::read_checkpoint(run.dir), *lenet, nullptr, nullptr); }),
-              HasSubstr("load_state_dict"));
+  const std::string other = cohort::testing::error_of(
+      [&] { app::restore_checkpoint(app::read_checkpoint(run.dir), *lenet, nullptr, nullptr); });
+  EXPECT_THAT(other, HasSubstr(app::list_checkpoints(run.dir).back().string() + " does not hold the weights of the "));
+  EXPECT_THAT(other, HasSubstr("'conv1.weight' is missing"));
+  EXPECT_THAT(other, Not(HasSubstr("strict=false")));  // a library option, not the program's
+}
+
+namespace {
+
+// Rewrites a checkpoint with `edit` applied to its tensors and its run state, with a fresh checksum:
+// what a crafted file can hold.
+template <class Edit>
+void craft(const fs::path& file, Edit edit) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& item : io::load_safetensors(file)) tensors[item.key()] = item.value();
+  io::Metadata metadata = io::load_safetensors_metadata(file);
+  metadata.erase(io::kChecksumKey);
+  nlohmann::json run = nlohmann::json::parse(metadata.at("cohort.run"));
+  edit(tensors, run);
+  metadata["cohort.run"] = run.dump();
+  io::save_safetensors(file, tensors, metadata, /*checksum=*/true);
+}
+
+bool has_control_characters(const std::string& s) {
+  for (char c : s)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) return true;
+  return false;
+}
+
+}  // namespace
+
+// Messages about a checkpoint's contents name the file and the field (not a flag the user never
+// passed), and what they quote from the file is escaped: a tensor name cannot drive the terminal.
+TEST(RunCheckpoint, MessagesAboutContentsNameTheFileAndEscapeIt) {
+  ScratchRun run("crafted");
+  const fs::path file = run.save(1);
+  craft(file, [](auto&, nlohmann::json& state) { state["config"]["batch_size"] = 0; });
+  std::string error = cohort::testing::error_of([&] { app::read_checkpoint(file); });
+  EXPECT_THAT(error, HasSubstr(file.string() + ": the run configuration stored in this checkpoint is invalid: "
+                                               "'batch_size' must be at least 1, got 0"));
+  EXPECT_THAT(error, Not(HasSubstr("--batch-size")));
+
+  const fs::path evil = run.save(2);
+  craft(evil, [](std::map<std::string, Tensor>& tensors, nlohmann::json& state) {
+    tensors["model/\x1b[2J\x1b]0;pwned\x07"] = full({2}, std::numeric_limits<float>::quiet_NaN());
+    state["config"]["model"] = "mlp";
+  });
+  error = cohort::testing::error_of([&] { app::read_checkpoint(evil); });
+  EXPECT_THAT(error, HasSubstr("tensor 'model/\\x1b[2J\\x1b]0;pwned\\x07' holds nan"));
+  EXPECT_FALSE(has_control_characters(error)) << error;
+
+  const fs::path extra = run.save(3);
+  craft(extra, [](std::map<std::string, Tensor>& tensors, nlohmann::json&) {
+    tensors["model/\x1b[31mred"] = zeros({2});
+  });
+  error = cohort::testing::error_of(
+      [&] { app::restore_checkpoint(app::read_checkpoint(extra), *run.model, &run.optimizer, nullptr); });
+  EXPECT_THAT(error, HasSubstr(extra.string() + " does not hold the weights of the lenet model"));
+  EXPECT_THAT(error, HasSubstr("'\\x1b[31mred' is not in the model"));
+  EXPECT_FALSE(has_control_characters(error)) << error;
+
+  // The library's own readers escape too: a crafted header in safetensors.
+  const fs::path header = run.dir / "header.safetensors";
+  const std::string json = "{\"bad\\u001b[2J\":{\"dtype\":\"Q7\",\"shape\":[],\"data_offsets\":[0,0]}}";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
+  { std::ofstream(header, std::ios::binary) << bytes << json; }
+  error = cohort::testing::error_of([&] { io::load_safetensors(header); });
+  EXPECT_THAT(error, HasSubstr("bad\\x1b[2J"));
+  EXPECT_FALSE(has_control_characters(error)) << error;
 }
 
 TEST(RunCheckpoint, ASaveRemovesOnlyTheTempFilesOfDeadProcesses) {

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
 using cohort::testing::metrics_of;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -101,7 +104,7 @@ TEST(Trainer, ResumeInTheMiddleOfAnEpochEqualsAnUninterruptedRun) {
 TEST(Trainer, BadFlagsAreClearErrors) {
   const fs::path out = fresh_dir("bad");
   auto unknown = run_cohort(with(base_flags(out), {"--model", "alexnet"}));
-  EXPECT_EQ(unknown.first, 1);
+  EXPECT_EQ(unknown.first, 2);  // a usage error
   EXPECT_THAT(unknown.second, HasSubstr("--model 'alexnet' is not known; choose one of lenet, blitz-cnn"));
   auto zero = run_cohort(with(base_flags(out), {"--epochs", "0"}));
   EXPECT_THAT(zero.second, HasSubstr("--epochs must be at least 1, got 0"));
@@ -122,10 +125,10 @@ TEST(Trainer, BadFlagsAreClearErrors) {
 TEST(Trainer, ThreadCountsPastTheLimitAreClearErrors) {
   const fs::path out = fresh_dir("threads");
   auto threads = run_cohort(with(base_flags(out), {"--threads", "100000"}));
-  EXPECT_EQ(threads.first, 1);
+  EXPECT_EQ(threads.first, 2);
   EXPECT_THAT(threads.second, HasSubstr("cohort train: --threads must be at most 1024, got 100000"));
   auto workers = run_cohort(with(base_flags(out), {"--workers", "100000"}));
-  EXPECT_EQ(workers.first, 1);
+  EXPECT_EQ(workers.first, 2);
   EXPECT_THAT(workers.second, HasSubstr("cohort train: --workers must be at most 1024, got 100000"));
   {
     const char* old = std::getenv("OMP_NUM_THREADS");
@@ -138,7 +141,7 @@ TEST(Trainer, ThreadCountsPastTheLimitAreClearErrors) {
     EXPECT_THAT(omp.second, HasSubstr("$OMP_NUM_THREADS must be at most 1024 threads, got 999999"));
   }
   auto eval = run_cohort({"eval", "--checkpoint", (out / "none").string(), "--threads", "100000"});
-  EXPECT_EQ(eval.first, 1);
+  EXPECT_EQ(eval.first, 2);
   EXPECT_THAT(eval.second, HasSubstr("cohort eval: --threads must be from 0 to 1024"));
   // A checkpoint's configuration is read with the same bound (a resumed run takes its workers).
   nlohmann::json config = cohort::app::to_json(cohort::app::TrainConfig{});
@@ -151,7 +154,7 @@ TEST(Trainer, ResumeRefusesAChangedRecipe) {
   const fs::path out = fresh_dir("recipe");
   ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1"})).first, 0);
   auto [code, err] = run_cohort({"train", "--resume", out.string(), "--lr", "0.1"});
-  EXPECT_EQ(code, 1);
+  EXPECT_EQ(code, 2);
   EXPECT_THAT(err, HasSubstr("--lr 0.1 differs from the resumed run's 0.05"));
 }
 
@@ -212,4 +215,79 @@ TEST(Trainer, BadDevicesAreClearErrors) {
   EXPECT_THAT(run_cohort(with(base_flags(out), {"--devices", "cpu:99"})).second,
               HasSubstr("cpu:99 does not exist"));
   EXPECT_THAT(run_cohort(with(base_flags(out), {"--devices", "999"})).second, HasSubstr("asks for 999 devices"));
+}
+
+// The NaN stop gives advice the program accepts (a resume keeps --lr), says when no checkpoint was
+// written, and is recorded in metrics.jsonl and the report.
+TEST(Trainer, ADivergedRunSaysWhatCanBeDoneAndRecordsTheFailure) {
+  const fs::path out = fresh_dir("diverged-advice");
+  auto [code, err] = run_cohort(with(base_flags(out), {"--lr", "1e6", "--epochs", "1"}));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("the loss is"));
+  EXPECT_THAT(err, HasSubstr("No checkpoint was written, so there is nothing to resume"));
+  EXPECT_THAT(err, Not(HasSubstr("last good checkpoint")));
+  EXPECT_THAT(err, HasSubstr("--resume keeps the run's --lr"));
+  EXPECT_THAT(err, HasSubstr("--overwrite and a lower --lr (e.g. --lr 100000)"));
+  const auto records = metrics_of(out);
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.back()["kind"], "failure");
+  EXPECT_THAT(records.back()["error"].get<std::string>(), HasSubstr("the loss is"));
+  std::ifstream report(out / "report.html");
+  std::stringstream html;
+  html << report.rdbuf();
+  EXPECT_THAT(html.str(), HasSubstr("Training stopped"));
+}
+
+// Weights that are finite but overflow in the first forward after a resume: the checkpoint is the
+// suspect, not --lr, and an earlier checkpoint is offered.
+TEST(Trainer, ALossThatIsNotFiniteRightAfterAResumeBlamesTheCheckpoint) {
+  const fs::path out = fresh_dir("diverged-resume");
+  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1", "--checkpoint-every", "8", "--keep-checkpoints", "5"})).first, 0);
+  const auto checkpoints = cohort::app::list_checkpoints(out);
+  ASSERT_EQ(checkpoints.size(), 2u);  // steps 8 and 16
+  const fs::path newest = checkpoints.back();
+  std::map<std::string, cohort::Tensor> tensors;
+  for (const auto& item : cohort::io::load_safetensors(newest)) tensors[item.key()] = item.value();
+  // Finite, but every logit overflows to infinity (the activations are not all zero), and inf - inf is NaN.
+  for (const char* name : {"model/fc3.weight", "model/fc3.bias"}) tensors[name] = tensors[name] * 0 + 3e38;
+  cohort::io::Metadata metadata = cohort::io::load_safetensors_metadata(newest);
+  metadata.erase(cohort::io::kChecksumKey);
+  cohort::io::save_safetensors(newest, tensors, metadata, /*checksum=*/true);
+
+  auto [code, err] = run_cohort({"train", "--resume", out.string(), "--epochs", "2", "--threads", "1", "--no-progress"});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("The run fails at once from the checkpoint it resumed, " + newest.string()));
+  EXPECT_THAT(err, HasSubstr("resume an earlier one with --resume " + checkpoints.front().string()));
+  EXPECT_THAT(err, Not(HasSubstr("lower --lr")));
+}
+
+TEST(Trainer, ResumingAFinishedRunSaysSoAndHowToTrainLonger) {
+  const fs::path out = fresh_dir("finished");
+  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1"})).first, 0);
+  auto [code, err] = run_cohort({"train", "--resume", out.string(), "--threads", "1", "--no-progress"});
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("the run in " + out.string() + " finished at epoch 1 (step 16)"));
+  EXPECT_THAT(err, HasSubstr("--resume " + out.string() + " --epochs 2"));
+}
+
+// A new run that fails before it trains leaves no directory it created behind, and nothing of its
+// own in one that existed; the user's files stay.
+TEST(Trainer, ANewRunThatCannotStartLeavesNothingBehind) {
+  const fs::path base = fresh_dir("no-leftovers");
+  const std::vector<std::string> missing_data = {"--dataset", "mnist", "--data-dir", (base / "none").string()};
+  auto [code, err] = run_cohort(with(base_flags(base / "a" / "b"), missing_data));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("does not exist"));
+  EXPECT_FALSE(fs::exists(base / "a"));
+  fs::create_directories(base / "empty");
+  EXPECT_EQ(run_cohort(with(base_flags(base / "empty"), missing_data)).first, 1);
+  EXPECT_TRUE(fs::exists(base / "empty"));
+  EXPECT_FALSE(fs::exists(base / "empty" / "run.json"));
+  // A second attempt is not refused by what the first left.
+  EXPECT_THAT(run_cohort(with(base_flags(base / "empty"), missing_data)).second, Not(HasSubstr("not empty")));
+  fs::create_directories(base / "mine");
+  std::ofstream(base / "mine" / "notes.txt") << "mine";
+  EXPECT_EQ(run_cohort(with(base_flags(base / "mine" / "run"), missing_data)).first, 1);
+  EXPECT_TRUE(fs::exists(base / "mine" / "notes.txt"));
+  EXPECT_FALSE(fs::exists(base / "mine" / "run"));
 }

@@ -3,6 +3,7 @@
 // dataset-fashion-mnist package loads and matches values computed by Python's gzip module.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "io/io_test_util.h"
@@ -143,6 +144,27 @@ TEST_F(MNISTFiles, LoadsTrainAndTestSplitsPlainOrGzipped) {
   EXPECT_EQ(e.target.dim(), 0);
   EXPECT_EQ(e.target.dtype(), kInt64);
   EXPECT_EQ(e.target.item<int64_t>(), 9);
+}
+
+// A data file that is not a regular file is named for what it is, and a FIFO is never opened for a
+// blocking read (the test would hang).
+TEST_F(MNISTFiles, AFileThatIsNotARegularFileIsNamedForWhatItIs) {
+  write_split("train", {1, 2}, /*gz=*/false);
+  write_split("t10k", {3}, /*gz=*/false);
+  const fs::path images = path("train-images-idx3-ubyte");
+  auto error_with = [&](auto make) {
+    fs::remove_all(images);
+    make();
+    return error_of([&] { data::MNIST(root(), true); });
+  };
+  EXPECT_THAT(error_with([&] { fs::create_directory(images); }), AllOf(HasSubstr(images.string()), HasSubstr("is a directory")));
+  EXPECT_THAT(error_with([&] { ASSERT_EQ(::mkfifo(images.c_str(), 0644), 0); }),
+              AllOf(HasSubstr(images.string()), HasSubstr("is a FIFO, not a regular file")));
+  EXPECT_THAT(error_with([&] { fs::create_symlink("/dev/zero", images); }), HasSubstr("is a character device"));
+  EXPECT_THAT(error_with([&] { fs::create_symlink(images, images); }), HasSubstr("too many levels of symbolic links"));
+  EXPECT_THAT(error_with([&] { fs::create_symlink(path("nowhere"), images); }),
+              HasSubstr("is a symbolic link to a file that does not exist"));
+  EXPECT_THAT(error_of([&] { data::read_idx(path("t10k-images-idx3-ubyte").string() + "/x"); }), HasSubstr("cannot read"));
 }
 
 TEST_F(MNISTFiles, PrefersThePlainFileWhenBothExist) {

@@ -3,8 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cohort/core/device.h"
@@ -17,6 +21,7 @@
 #include "app/config.h"
 #include "app/data_setup.h"
 #include "app/evaluate.h"
+#include "app/interrupt.h"
 #include "app/launch.h"
 #include "app/ranks.h"
 #include "app/run_checkpoint.h"
@@ -26,6 +31,16 @@
 namespace cohort::app {
 
 namespace {
+
+// CLI11 parses "-1" into an unsigned flag as 2^64 - 1 (strtoull's wrap-around): an unsigned flag takes
+// digits only.
+const CLI::Validator kUnsigned(
+    [](const std::string& v) {
+      return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                 ? std::string()
+                 : "must be an integer from 0 to 18446744073709551615, got '" + v + "'";
+    },
+    "UINT");
 
 // The flags `cohort train` understands; each names what it changes.
 void add_train_flags(CLI::App& cmd, TrainConfig& c) {
@@ -44,7 +59,9 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
                  "Learning-rate schedule: none; step (x0.1 at 1/2 and 3/4 of the epochs); cosine (to 0, per "
                  "epoch); onecycle (warm-up then anneal, per step)")
       ->capture_default_str();
-  cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")->capture_default_str();
+  cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")
+      ->capture_default_str()
+      ->check(kUnsigned);
   cmd.add_option("--threads", c.threads, "Intra-op threads (0: one per core)")->capture_default_str();
   cmd.add_option("--devices", c.devices,
                  "Train with DataParallel over these CPU devices: a list (cpu:0,cpu:1) or a count (2); "
@@ -87,21 +104,35 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
     std::string key = flag.substr(2);
     std::replace(key.begin(), key.end(), '-', '_');
     if (key == "epochs" || key == "threads" || key == "workers" || key == "devices" || key == "progress" || key == "resume" ||
-        key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help")
+        key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help" ||
+        key == "data_dir")
       continue;
     if (key == "out") {
-      COHORT_CHECK(std::filesystem::path(given.out).lexically_normal() == run_dir.lexically_normal(),
-                   "cohort train: --resume continues in ", run_dir.string(), "; --out ", given.out,
-                   " must be left out (or equal it)");
+      if (std::filesystem::path(given.out).lexically_normal() != run_dir.lexically_normal())
+        throw UsageError("cohort train: --resume continues in " + run_dir.string() + "; --out " + given.out +
+                         " must be left out (or equal it)");
       continue;
     }
-    COHORT_CHECK(!saved.contains(key) || saved[key] == asked[key], "cohort train: ", flag, " ", asked[key].dump(),
-                 " differs from the resumed run's ", saved[key].dump(), " (", checkpoint.path.string(),
-                 "); hint: leave ", flag, " out, or start a new run with --out");
+    if (saved.contains(key) && saved[key] != asked[key])
+      throw UsageError(cohort::detail::str("cohort train: ", flag, " ", asked[key].dump(),
+                                           " differs from the resumed run's ", escape_text(saved[key].dump()), " (",
+                                           escape_text(checkpoint.path.string()), "); hint: leave ", flag,
+                                           " out, or start a new run with --out"));
   }
+  // Where the data is may change (it moved, or the run goes on on another machine); what it is may not.
+  if (cmd.get_option("--data-dir")->count()) c.data_dir = given.data_dir;
   if (cmd.get_option("--epochs")->count()) c.epochs = given.epochs;
   if (cmd.get_option("--workers")->count()) c.workers = given.workers;
-  if (cmd.get_option("--devices")->count()) c.devices = given.devices;
+  if (cmd.get_option("--devices")->count()) {
+    c.devices = given.devices;
+  } else {
+    try {
+      parse_devices(c.devices);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string(e.what()) + " (the devices of the resumed run, " +
+                       escape_text(checkpoint.path.string()) + "); hint: give --devices for this machine");
+    }
+  }
   c.threads = given.threads;
   c.progress = given.progress;
   c.log_all_ranks = given.log_all_ranks;
@@ -137,21 +168,35 @@ TrainConfig resume_after_restart(const TrainConfig& given) {
   return c;
 }
 
+// `dir` as an absolute path, so that a run stored with it can be resumed or evaluated from any working
+// directory.
+std::string absolute_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(dir, ec).lexically_normal();
+  if (ec) return dir;
+  std::string s = p.string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
 int run_eval(const std::string& path, const std::string& data_dir, int64_t batch_size, int threads,
              const std::string& json_out) {
-  COHORT_CHECK(threads >= 0 && threads <= kMaxThreads, "cohort eval: --threads must be from 0 to ", kMaxThreads,
-               " (0 = one per core, ", core_count(), " here), got ", threads);
+  if (!(threads >= 0 && threads <= kMaxThreads))
+    throw UsageError(cohort::detail::str("cohort eval: --threads must be from 0 to ", kMaxThreads, " (0 = one per core, ",
+                                         core_count(), " here), got ", threads));
+  if (batch_size < 1)
+    throw UsageError(cohort::detail::str("cohort eval: --batch-size must be at least 1, got ", batch_size));
   Checkpoint checkpoint = read_checkpoint(path);
   TrainConfig config = checkpoint.config;
-  if (!data_dir.empty()) config.data_dir = data_dir;
+  if (!data_dir.empty()) config.data_dir = absolute_dir(data_dir);
   set_num_threads(threads > 0 ? threads : core_count());
-  const DataSetup data = load_data(config);
+  const DataSetup data = load_data(config, /*with_train=*/false, "cohort eval");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   data::DataLoader loader(data.test,
                           data::DataLoaderOptions().batch_size(batch_size).transform(data.test_transform).seed(0));
-  std::cout << "cohort eval: " << checkpoint.path.string() << " (" << config.model << ", " << config.dataset
-            << " test set)\n";
+  std::cout << "cohort eval: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
+            << config.dataset << " test set)\n";
   EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()));
   print_eval(std::cout, result, data.classes);
   if (!json_out.empty()) write_eval_json(json_out, result, data.classes);
@@ -175,12 +220,43 @@ int run_info() {
   return 0;
 }
 
-}  // namespace
+constexpr const char* kCommands[] = {"train", "eval", "info", "launch", "help"};
 
-int run_cli(int argc, char** argv) {
+// `cohort help [command]` as `cohort [command] --help` (an unknown command is then check_command's to
+// name); nullopt for other command lines.
+std::optional<std::vector<std::string>> help_command(const std::vector<std::string>& args) {
+  if (args.size() < 2 || args[1] != "help") return std::nullopt;
+  std::vector<std::string> rewritten = {args[0]};
+  if (args.size() > 2) rewritten.push_back(args[2]);
+  rewritten.push_back("--help");
+  return rewritten;
+}
+
+// A first argument that is neither a flag nor a command: CLI11 would say only that a command is
+// required.
+void check_command(const std::vector<std::string>& args) {
+  if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return;
+  for (const char* command : kCommands)
+    if (args[1] == command) return;
+  throw UsageError("cohort: unknown command '" + escape_text(args[1]) +
+                   "'; the commands are train, eval, info, launch and help; hint: cohort --help");
+}
+
+// Whatever went to stdout must have arrived: `cohort info > /dev/full` is a failure, not a success.
+int check_stdout(int code) {
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  std::cerr << "error: cohort: writing to stdout failed (" << std::strerror(errno) << ")\n";
+  std::cout.clear();
+  std::clearerr(stdout);
+  return code == 0 ? 1 : code;
+}
+
+int run_command(std::vector<std::string> args) {
   CLI::App app{"cohort: train and evaluate neural networks on the CPU"};
   app.require_subcommand(1);
-  app.footer("Run 'cohort <command> --help' for the flags of a command.");
+  app.set_version_flag("--version", std::string("cohort ") + COHORT_VERSION, "Print the version and exit");
+  app.footer("Run 'cohort <command> --help' or 'cohort help <command>' for the flags of a command.");
 
   TrainConfig config;
   CLI::App* train_cmd = app.add_subcommand("train", "Train a network; writes metrics, checkpoints and a report");
@@ -200,33 +276,60 @@ int run_cli(int argc, char** argv) {
   eval_cmd->add_option("--json", eval_json, "Also write the results to this JSON file");
 
   CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
+  app.add_subcommand("help", "The flags of a command: cohort help train (the same as cohort train --help)");
 
   LaunchOptions launch_options;
   CLI::App* launch_cmd = add_launch_command(app, launch_options);
 
   try {
-    app.parse(argc, argv);
+    if (auto help = help_command(args)) args = *help;
+    check_command(args);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
-    // --help exits 0; every usage error exits 2, as the header promises (CLI11's own codes vary).
+    // --help and --version exit 0; every usage error exits 2, as the header promises (CLI11's own codes vary).
     return app.exit(e) == 0 ? 0 : 2;
   }
-  try {
-    if (*train_cmd) {
-      COHORT_CHECK(!(config.overwrite && !config.resume.empty()), "cohort train: --overwrite starts a new run and ",
-                   "--resume continues one; give one of them");
-      const TrainConfig given = resume_after_restart(config);
-      TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
-      train(run);
-      return 0;
-    }
-    if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
-    if (*info_cmd) return run_info();
-    if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
-  } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
+  if (*train_cmd) {
+    if (config.overwrite && !config.resume.empty())
+      throw UsageError("cohort train: --overwrite starts a new run and --resume continues one; give one of them");
+    // Absolute, so the run can be resumed from another working directory (the checkpoint stores it);
+    // a new run stores the default too (CIFAR-10's is relative).
+    if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
+      config.data_dir = default_data_dir(config.dataset);
+    if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);
+    const TrainConfig given = resume_after_restart(config);
+    TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
+    train(run);
+    return 0;
   }
+  if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
+  if (*info_cmd) return run_info();
+  if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
+  std::cout << app.help();  // `cohort help`
   return 0;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  int code;
+  try {
+    code = run_command(args);
+  } catch (const Interrupted& e) {
+    if (*e.what()) std::cerr << e.what() << "\n";
+    code = 128 + e.signal();
+  } catch (const UsageError& e) {
+    std::cerr << "error: " << escape_text(e.what(), /*keep_newlines=*/true) << "\n";
+    code = 2;
+  } catch (const Error& e) {
+    // Escaped once more as a backstop: parts of a message may come from files.
+    std::cerr << "error: " << escape_text(e.what(), /*keep_newlines=*/true) << "\n";
+    code = 1;
+  }
+  return check_stdout(code);
 }
 
 }  // namespace cohort::app

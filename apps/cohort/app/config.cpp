@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -25,35 +26,57 @@ std::string join_names(const std::vector<std::string>& names) {
 
 namespace {
 
-void check_one_of(const std::string& flag, const std::string& value, const std::vector<std::string>& names) {
-  COHORT_CHECK(std::find(names.begin(), names.end(), value) != names.end(), "cohort train: ", flag, " '", value,
+// Where a configuration's values came from, for its errors: the command line (a flag is named
+// "--batch-size" and is the user's to fix) or a checkpoint file (the field 'batch_size' of that file).
+struct Source {
+  std::filesystem::path file;  // empty: the command line
+
+  template <class... Args>
+  void check(bool ok, const std::string& flag, const Args&... what) const {
+    if (ok) [[likely]] return;
+    const std::string message = cohort::detail::str(what...);
+    if (file.empty()) throw UsageError("cohort train: " + flag + " " + message);
+    std::string field = flag.substr(2);
+    std::replace(field.begin(), field.end(), '-', '_');
+    throw Error("cohort: " + escape_text(file.string()) + ": the run configuration stored in this checkpoint is " +
+                "invalid: '" + field + "' " + escape_text(message) +
+                "; hint: the file is damaged or was not written by cohort train");
+  }
+};
+
+void check_one_of(const Source& source, const std::string& flag, const std::string& value,
+                  const std::vector<std::string>& names) {
+  source.check(std::find(names.begin(), names.end(), value) != names.end(), flag, "'", value,
                "' is not known; choose one of ", join_names(names));
 }
 
 }  // namespace
 
-void TrainConfig::validate() const {
-  check_one_of("--model", model, models::names());
-  check_one_of("--dataset", dataset, kDatasets);
-  check_one_of("--optimizer", optimizer, kOptimizers);
-  check_one_of("--scheduler", scheduler, kSchedulers);
-  COHORT_CHECK(epochs >= 1, "cohort train: --epochs must be at least 1, got ", epochs);
-  COHORT_CHECK(batch_size >= 1, "cohort train: --batch-size must be at least 1, got ", batch_size);
-  COHORT_CHECK(lr > 0, "cohort train: --lr must be positive, got ", lr);
-  COHORT_CHECK(momentum >= 0 && momentum < 1, "cohort train: --momentum must be in [0, 1), got ", momentum);
-  COHORT_CHECK(weight_decay >= 0, "cohort train: --weight-decay must be at least 0, got ", weight_decay);
-  COHORT_CHECK(threads >= 0, "cohort train: --threads must be at least 0 (0 = all cores), got ", threads);
-  COHORT_CHECK(threads <= kMaxThreads, "cohort train: --threads must be at most ", kMaxThreads, ", got ", threads,
-               "; hint: 0 gives one per core (", core_count(), " here)");
-  COHORT_CHECK(workers >= 0, "cohort train: --workers must be at least 0, got ", workers);
-  COHORT_CHECK(workers <= kMaxThreads, "cohort train: --workers must be at most ", kMaxThreads, ", got ", workers,
-               "; hint: a few data-loading threads per core keep any model fed");
-  COHORT_CHECK(limit >= 0, "cohort train: --limit must be at least 0 (0 = everything), got ", limit);
-  COHORT_CHECK(checkpoint_every >= 0, "cohort train: --checkpoint-every must be at least 0 (0 = each epoch), got ",
-               checkpoint_every);
-  COHORT_CHECK(keep_checkpoints >= 1, "cohort train: --keep-checkpoints must be at least 1, got ", keep_checkpoints);
-  COHORT_CHECK(log_every >= 1, "cohort train: --log-every must be at least 1, got ", log_every);
-  COHORT_CHECK(!out.empty(), "cohort train: --out must name a directory");
+void TrainConfig::validate(const std::filesystem::path& stored_in) const {
+  const Source s{stored_in};
+  check_one_of(s, "--model", model, models::names());
+  check_one_of(s, "--dataset", dataset, kDatasets);
+  check_one_of(s, "--optimizer", optimizer, kOptimizers);
+  check_one_of(s, "--scheduler", scheduler, kSchedulers);
+  s.check(epochs >= 1, "--epochs", "must be at least 1, got ", epochs);
+  s.check(batch_size >= 1, "--batch-size", "must be at least 1, got ", batch_size);
+  // NaN fails every comparison and an infinity passes "> 0": both are refused by name.
+  s.check(std::isfinite(lr) && lr > 0, "--lr", "must be a positive finite number, got ", lr);
+  s.check(momentum >= 0 && momentum < 1, "--momentum", "must be in [0, 1), got ", momentum);
+  s.check(std::isfinite(weight_decay) && weight_decay >= 0, "--weight-decay", "must be a finite number at least 0, got ",
+          weight_decay);
+  s.check(threads >= 0, "--threads", "must be at least 0 (0 = all cores), got ", threads);
+  s.check(threads <= kMaxThreads, "--threads", "must be at most ", kMaxThreads, ", got ", threads,
+          "; hint: 0 gives one per core (", core_count(), " here)");
+  s.check(workers >= 0, "--workers", "must be at least 0, got ", workers);
+  s.check(workers <= kMaxThreads, "--workers", "must be at most ", kMaxThreads, ", got ", workers,
+          "; hint: a few data-loading threads per core keep any model fed");
+  s.check(limit >= 0, "--limit", "must be at least 0 (0 = everything), got ", limit);
+  s.check(checkpoint_every >= 0, "--checkpoint-every", "must be at least 0 (0 = each epoch), got ", checkpoint_every);
+  s.check(keep_checkpoints >= 1, "--keep-checkpoints", "must be at least 1, got ", keep_checkpoints);
+  s.check(log_every >= 1, "--log-every", "must be at least 1, got ", log_every);
+  if (!stored_in.empty()) return;
+  s.check(!out.empty(), "--out", "must name a directory");
   parse_devices(devices);
 }
 
@@ -63,28 +86,38 @@ std::vector<Device> parse_devices(const std::string& spec) {
   if (is_count) {
     int n = 0;  // stays 0 past int's range, which no device count reaches
     std::from_chars(spec.data(), spec.data() + spec.size(), n);
-    COHORT_CHECK(n >= 1 && n <= device_count(), "cohort train: --devices ", spec, " asks for ", spec, " devices but ",
-                 device_count(), " exist; hint: set COHORT_CPU_DEVICES for more virtual devices");
+    if (!(n >= 1 && n <= device_count()))
+      throw UsageError(cohort::detail::str("cohort train: --devices ", spec, " asks for ", spec, " devices but ",
+                                           device_count(),
+                                           " exist; hint: set COHORT_CPU_DEVICES for more virtual devices"));
     for (int i = 0; i < n; ++i) devices.emplace_back(kCPU, i);
     return devices;
   }
   std::stringstream in(spec);
   std::string item;
+  auto fail = [&](const auto&... what) {
+    throw UsageError(cohort::detail::str("cohort train: --devices '", spec, "'", what...));
+  };
   while (std::getline(in, item, ',')) {
     Device d = [&] {
       try {
         return Device(item);
       } catch (const Error& e) {
-        throw Error("cohort train: --devices '" + spec + "': " + e.what());
+        throw UsageError("cohort train: --devices '" + spec + "': " + e.what());
       }
     }();
-    COHORT_CHECK(d.index() < device_count(), "cohort train: --devices '", spec, "': ", d, " does not exist (",
-                 device_count(), " CPU devices); hint: set COHORT_CPU_DEVICES for more virtual devices");
-    COHORT_CHECK(std::find(devices.begin(), devices.end(), d) == devices.end(), "cohort train: --devices '", spec,
-                 "' names ", d, " twice");
+    if (d.index() >= device_count())
+      fail(": ", d, " does not exist (", device_count(),
+           " CPU devices); hint: set COHORT_CPU_DEVICES for more virtual devices");
+    if (std::find(devices.begin(), devices.end(), d) != devices.end())
+      fail(" names ", d, " twice; hint: name each device once, e.g. cpu:0,cpu:1");
     devices.push_back(d);
   }
-  COHORT_CHECK(!devices.empty(), "cohort train: --devices must name at least one device, got '", spec, "'");
+  if (devices.empty()) fail(" must name at least one device");
+  if (devices.front().index() != 0)
+    fail(" starts with ", devices.front(), ", expected cpu:0 first (the model is built there and DataParallel "
+         "gathers each batch's outputs there), then other devices once each; hint: --devices cpu:0,",
+         devices.front(), " or a count, --devices ", devices.size());
   return devices;
 }
 

@@ -3,14 +3,23 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "cohort/core/device.h"
+#include "cohort/core/error.h"
 
 namespace cohort::app {
+
+// A command line the program cannot run: a bad flag value, flags that contradict each other. The
+// program exits 2 for these (as for CLI11's parse errors) and 1 for failures while it runs.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
 
 struct TrainConfig {
   std::string model = "lenet";             // lenet, blitz-cnn, resnet18, mlp
@@ -38,12 +47,16 @@ struct TrainConfig {
   bool log_all_ranks = false;              // several processes: every rank prints, not only rank 0
                                            // (how it runs, not what: not in the JSON form)
 
-  // Throws a cohort::Error naming the flag when a value is out of range or unknown.
-  void validate() const;
+  // Throws a UsageError naming the flag when a value is out of range, not finite or unknown. With
+  // `stored_in` (a checkpoint file), the values came from that file, not from flags: the error is a
+  // cohort::Error naming the file and the field, and the devices are not checked (they may be given
+  // again on resume).
+  void validate(const std::filesystem::path& stored_in = {}) const;
 };
 
-// The devices of `spec` ("cpu:0,cpu:1", or "2" for the first two). Throws naming --devices when a
-// device does not exist or appears twice.
+// The devices of `spec` ("cpu:0,cpu:1", or "2" for the first two). Throws a UsageError naming
+// --devices when a device does not exist or appears twice, or when the list does not start with cpu:0
+// (the model is built there, and DataParallel gathers on the first device).
 std::vector<Device> parse_devices(const std::string& spec);
 
 // The fields that define the run's results (everything but where and how fast it runs).

@@ -28,33 +28,39 @@ data::Transform normalized(std::vector<double> mean, std::vector<double> std) {
   return tf::Compose({tf::ToTensor(), tf::Normalize(std::move(mean), std::move(std))});
 }
 
-void check_dir(const std::string& dir, const std::string& dataset, const std::string& hint) {
-  COHORT_CHECK(std::filesystem::is_directory(dir), "cohort train: the ", dataset, " directory ", dir,
-               " does not exist; hint: ", hint);
+void check_dir(const std::string& command, const std::string& dir, const std::string& dataset,
+               const std::string& hint) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  COHORT_CHECK(std::filesystem::is_directory(status), command, ": the ", dataset, " directory ", escape_text(dir),
+               std::filesystem::exists(status) ? " is not a directory" : " does not exist", "; hint: ", hint);
 }
 
 }  // namespace
 
-DataSetup load_data(const TrainConfig& config) {
+DataSetup load_data(const TrainConfig& config, bool with_train, const std::string& command) {
   DataSetup d;
   const std::string dir = config.data_dir.empty() ? default_data_dir(config.dataset) : config.data_dir;
   d.source = dir;
+  // Each split is built only when asked for: a reader loads (and inflates) its files at construction.
+  auto both = [&](auto make) {
+    if (with_train) d.train = make(true);
+    d.test = make(false);
+  };
   if (config.dataset == "fashion-mnist") {
-    check_dir(dir, "Fashion-MNIST", "apt-get install dataset-fashion-mnist, or pass --data-dir with the IDX files");
-    d.train = std::make_shared<data::FashionMNIST>(dir, true);
-    d.test = std::make_shared<data::FashionMNIST>(dir, false);
+    check_dir(command, dir, "Fashion-MNIST",
+              "apt-get install dataset-fashion-mnist, or pass --data-dir with the IDX files");
+    both([&](bool train) { return std::make_shared<data::FashionMNIST>(dir, train); });
     d.train_transform = d.test_transform = normalized({0.2860}, {0.3530});
   } else if (config.dataset == "mnist") {
-    check_dir(dir, "MNIST", "pass --data-dir with train-images-idx3-ubyte(.gz) and the other three IDX files");
-    d.train = std::make_shared<data::MNIST>(dir, true);
-    d.test = std::make_shared<data::MNIST>(dir, false);
+    check_dir(command, dir, "MNIST", "pass --data-dir with train-images-idx3-ubyte(.gz) and the other three IDX files");
+    both([&](bool train) { return std::make_shared<data::MNIST>(dir, train); });
     d.train_transform = d.test_transform = normalized({0.1307}, {0.3081});
   } else if (config.dataset == "cifar10") {
-    check_dir(dir, "CIFAR-10",
+    check_dir(command, dir, "CIFAR-10",
               "pass --data-dir with data_batch_1.bin … data_batch_5.bin and test_batch.bin (the 'binary version' "
               "of CIFAR-10)");
-    d.train = std::make_shared<data::CIFAR10>(dir, true);
-    d.test = std::make_shared<data::CIFAR10>(dir, false);
+    both([&](bool train) { return std::make_shared<data::CIFAR10>(dir, train); });
     const std::vector<double> mean{0.4914, 0.4822, 0.4465}, std{0.2470, 0.2435, 0.2616};
     // The usual CIFAR augmentation: 4-pixel padded random crops and horizontal flips.
     d.train_transform = tf::Compose({tf::ToTensor(), tf::RandomCrop(32, 4), tf::RandomHorizontalFlip(),
@@ -64,13 +70,13 @@ DataSetup load_data(const TrainConfig& config) {
     d.image_size = 32;
   } else {
     d.source = "generated (seed " + std::to_string(config.seed) + ")";
-    d.train = std::make_shared<SyntheticImages>(4096, config.seed);
+    if (with_train) d.train = std::make_shared<SyntheticImages>(4096, config.seed);
     d.test = std::make_shared<SyntheticImages>(1024, config.seed + 1);
     d.train_transform = d.test_transform = normalized({0.5}, {0.25});
   }
-  d.classes = d.train->classes();
+  d.classes = d.test->classes();
   if (config.limit > 0) {
-    d.train = std::make_shared<Prefix>(d.train, std::min(config.limit, d.train->size()));
+    if (d.train) d.train = std::make_shared<Prefix>(d.train, std::min(config.limit, d.train->size()));
     d.test = std::make_shared<Prefix>(d.test, std::min(config.limit, d.test->size()));
   }
   return d;

@@ -13,7 +13,7 @@
 namespace cohort::app {
 
 struct DataSetup {
-  std::shared_ptr<const data::IndexedDataset> train, test;
+  std::shared_ptr<const data::IndexedDataset> train, test;  // train is null when only the test split was asked for
   data::Transform train_transform, test_transform;
   std::vector<std::string> classes;
   int64_t channels = 1, image_size = 28;
@@ -26,9 +26,11 @@ std::string default_data_dir(const std::string& dataset);
 // The model `name` shaped for the data: its channels, image size and number of classes.
 std::shared_ptr<models::Model> create_model(const std::string& name, const DataSetup& data);
 
-// Loads the train and test sets of config.dataset (honouring config.limit). Throws a cohort::Error
-// naming the directory and how to get the data when it is missing.
-DataSetup load_data(const TrainConfig& config);
+// Loads the train (unless !with_train: `cohort eval` needs only the test set, and reading the train
+// set would cost most of the time) and test sets of config.dataset, honouring config.limit. Throws a
+// cohort::Error starting with `command` and naming the directory and how to get the data when it is
+// missing.
+DataSetup load_data(const TrainConfig& config, bool with_train = true, const std::string& command = "cohort train");
 
 // A learnable stand-in for a real dataset: 10 classes of 28x28 grey images, each a class-specific
 // pattern plus noise, generated from (seed, index) so it needs no files. For tests and demos.

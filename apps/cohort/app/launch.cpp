@@ -56,6 +56,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -134,11 +135,14 @@ std::string usage_error(const LaunchOptions& o) {
   else if (o.nnodes > 1 && o.store.empty())
     e << "--store is required with --nnodes " << o.nnodes
       << "; hint: file:/a/directory/every/node/shares, or redis://host:6379";
-  else if (o.timeout < 0) e << "--timeout must be at least 0 seconds, got " << o.timeout;
+  // NaN fails every comparison, so each number is tested for what it must be, not for what it must not.
+  else if (!(std::isfinite(o.timeout) && o.timeout >= 0))
+    e << "--timeout must be a finite number of seconds, at least 0, got " << o.timeout;
   else if (o.threads < 0) e << "--threads must be at least 0 (0: divide the cores), got " << o.threads;
   else if (o.threads > kMaxThreads) e << "--threads must be at most " << kMaxThreads << ", got " << o.threads;
   else if (const std::string omp = omp_num_threads_error(o); !omp.empty()) e << omp;
-  else if (!(o.grace >= 0)) e << "--grace must be at least 0 seconds, got " << o.grace;
+  else if (!(std::isfinite(o.grace) && o.grace >= 0))
+    e << "--grace must be a finite number of seconds, at least 0, got " << o.grace;
   else if (o.max_restarts < 0) e << "--max-restarts must be at least 0, got " << o.max_restarts;
   else if (o.command.empty() || o.command[0].empty())
     e << "no command to run; hint: cohort launch --nproc-per-node 2 -- <command> [args...]";

@@ -17,6 +17,7 @@ MetricsLog::MetricsLog(const std::filesystem::path& dir, int64_t resume_step) : 
     while (std::getline(in, line)) {
       nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       if (record.is_discarded()) continue;  // a line torn by a crash
+      if (record.value("kind", "") == "failure") continue;  // the run goes on from an earlier step
       if (record.value("kind", "") != "config" && record.value("step", int64_t{0}) > resume_step) continue;
       kept += line + "\n";
     }

@@ -76,6 +76,9 @@ Metrics read_metrics(const fs::path& path) {
       m.steps.push_back({number(rec, "epoch", where), number(rec, "step", where), number(rec, "loss", where),
                          number(rec, "lr", where), number(rec, "images_per_s", where),
                          number(rec, "elapsed_s", where)});
+    } else if (*kind == "failure") {
+      const auto error = rec.find("error");
+      m.failure = error != rec.end() && error->is_string() ? error->get<std::string>() : "(no message)";
     } else if (*kind == "epoch") {
       m.epochs.push_back({number(rec, "epoch", where), number(rec, "step", where), number(rec, "train_loss", where),
                           number(rec, "train_acc", where), number(rec, "test_loss", where),
@@ -188,6 +191,8 @@ void write_report(const std::string& out_dir) {
   std::string html = page_head("cohort report: " + title);
   html += "<header><h1>" + html_escape(title) + "</h1><p class=\"sub\">cohort training report &middot; " +
           html_escape(fs::absolute(dir).lexically_normal().string()) + " &middot; generated " + stamp + "</p></header>\n";
+  if (!m.failure.empty())
+    html += "<section><h2>Training stopped</h2><p class=\"note\">" + html_escape(m.failure) + "</p></section>\n";
   html += summary_cards(m);
   html += config_table(m.config);
   html += charts(m);

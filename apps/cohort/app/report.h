@@ -14,6 +14,8 @@ namespace cohort::app {
 //   {"kind":"step","epoch":0,"step":100,"loss":0.53,"lr":0.01,"images_per_s":5230.1,"elapsed_s":12.3}
 //   {"kind":"epoch","epoch":0,"step":938,"train_loss":0.61,"train_acc":0.781,"test_loss":0.45,
 //    "test_acc":0.838,"lr":0.01,"seconds":40.2,"images_per_s":1490.0}
+//   {"kind":"failure","epoch":0,"step":12,"error":"cohort train: the loss is nan at step 13 ..."}
+//     (training stopped: the page says why at the top)
 // "step" counts optimizer steps from the start of training; "epoch" counts from 0 (the page shows
 // epoch + 1, as training logs do); accuracies are fractions. A missing or null number is shown as
 // absent; unknown kinds and keys are ignored; a later config line (a resumed run) overrides earlier

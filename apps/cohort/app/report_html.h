@@ -21,6 +21,7 @@ struct Metrics {
   nlohmann::ordered_json config = nlohmann::ordered_json::object();  // in the file's key order
   std::vector<Step> steps;
   std::vector<Epoch> epochs;
+  std::string failure;  // why training stopped, from a "failure" record; empty when it did not fail
 };
 
 // <!DOCTYPE html> up to and including the opening <main>, with the page's whole stylesheet.

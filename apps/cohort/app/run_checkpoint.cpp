@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cohort/core/error.h"
@@ -57,6 +58,9 @@ std::optional<std::pair<int64_t, double>> first_non_finite(const Tensor& t) {
   return std::nullopt;
 }
 
+// A path or text from a file, ready to quote in a message (escape_text: no raw control characters).
+std::string shown(const fs::path& path) { return escape_text(path.string()); }
+
 std::string checkpoint_name(int64_t step) {
   char name[48];
   std::snprintf(name, sizeof name, "step-%08lld.safetensors", static_cast<long long>(step));
@@ -69,24 +73,30 @@ Checkpoint verified_checkpoint(const fs::path& file) {
   for (const auto& item : io::load_safetensors(file)) {
     const Tensor& t = item.value();
     if (auto bad = first_non_finite(t.contiguous()))
-      throw Error(cohort::detail::str("cohort: ", file.string(), ": tensor '", item.key(), "' holds ", bad->second,
+      throw Error(cohort::detail::str("cohort: ", shown(file), ": tensor '", escape_text(item.key()), "' holds ", bad->second,
                                       " (element ", bad->first, "); a checkpoint with weights that are not finite "
                                       "cannot be used"));
   }
   const io::Metadata metadata = io::load_safetensors_metadata(file);
   auto it = metadata.find(kRunKey);
-  COHORT_CHECK(it != metadata.end(), "cohort: ", file.string(),
+  COHORT_CHECK(it != metadata.end(), "cohort: ", shown(file),
                " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
   Checkpoint c;
   c.path = file;
-  const std::string where = "cohort: " + file.string() + ": malformed run state in the checkpoint: ";
+  const std::string where = "cohort: " + shown(file) + ": malformed run state in the checkpoint: ";
   try {
     const nlohmann::json run = nlohmann::json::parse(it->second);
-    COHORT_CHECK(run.is_object() && run.contains("format") && run.at("format") == kFormat, "cohort: ", file.string(),
-                 ": checkpoint format ", run.is_object() && run.contains("format") ? run.at("format").dump() : "(none)",
+    COHORT_CHECK(run.is_object() && run.contains("format") && run.at("format") == kFormat, "cohort: ", shown(file),
+                 ": checkpoint format ",
+                 run.is_object() && run.contains("format") ? escape_text(run.at("format").dump()) : "(none)",
                  " is not supported (this cohort reads format ", kFormat, ")");
     c.run_id = run.value("run_id", "");
-    c.config = train_config_from_json(run.at("config"));
+    try {
+      c.config = train_config_from_json(run.at("config"));
+    } catch (const Error& e) {  // its message starts "cohort: a checkpoint's ...": say which one
+      throw Error("cohort: " + shown(file) + ": " + escape_text(std::string(e.what()).substr(8)));
+    }
+    c.config.validate(file);  // values a flag would have been refused for name the file, not the flag
     TrainProgress& p = c.progress;
     p.step = integer_at(run, "step", where);
     p.loader.epoch = integer_at(run, "epoch", where);
@@ -97,18 +107,47 @@ Checkpoint verified_checkpoint(const fs::path& file) {
     p.epoch_seconds = run.at("epoch_seconds");
     p.elapsed_seconds = run.at("elapsed_seconds");
   } catch (const nlohmann::json::exception& e) {
-    throw Error(where + e.what());
+    throw Error(where + escape_text(e.what()));
   }
   return c;
+}
+
+// The model's parameters and buffers against the file's "model/..." tensors, so that a checkpoint of
+// another model (or a damaged one) is named with what differs, before io::load_checkpoint's library
+// message (which suggests strict=false, an option this program does not have).
+void check_fits(const fs::path& file, const nn::Module& model, const std::string& model_name) {
+  std::map<std::string, Shape> in_file;
+  for (const auto& item : io::load_safetensors(file))
+    if (item.key().rfind("model/", 0) == 0) in_file.emplace(item.key().substr(6), item.value().sizes());
+  std::vector<std::string> problems;
+  for (const auto& item : model.state_dict()) {
+    auto found = in_file.find(item.key());
+    if (found == in_file.end()) {
+      problems.push_back("'" + item.key() + "' is missing");
+    } else if (found->second != item.value().sizes()) {
+      problems.push_back(cohort::detail::str("'", item.key(), "' is ", IntArrayRef(found->second), " in the file, ",
+                                             item.value().sizes(), " in the model"));
+    }
+    if (found != in_file.end()) in_file.erase(found);
+  }
+  for (const auto& [name, shape] : in_file)
+    problems.push_back(cohort::detail::str("'", escape_text(name), "' is not in the model"));
+  if (problems.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < problems.size() && i < 5; ++i) list += (i ? "; " : "") + problems[i];
+  if (problems.size() > 5) list += "; and " + std::to_string(problems.size() - 5) + " more";
+  throw Error("cohort: " + shown(file) + " does not hold the weights of the " + model_name +
+              " model its run configuration names: " + list +
+              "; hint: the file is damaged or was not written by cohort train");
 }
 
 // A checkpoint of another run in this one's directory is never used: the run's id is run.json's.
 void check_run_id(const Checkpoint& c, const fs::path& run_dir) {
   const std::optional<RunIdentity> identity = read_run_identity(run_dir);
   if (!identity) return;  // a directory written before runs had ids, or a checkpoint on its own
-  COHORT_CHECK(c.run_id == identity->run_id, "cohort: ", c.path.string(), " belongs to another run (run id '",
-               c.run_id, "') than the one in ", run_dir.string(), " ('", identity->run_id, "' in ",
-               (run_dir / kRunFile).string(), "); hint: remove it, or start over with --overwrite");
+  COHORT_CHECK(c.run_id == identity->run_id, "cohort: ", shown(c.path), " belongs to another run (run id '",
+               escape_text(c.run_id), "') than the one in ", shown(run_dir), " ('", escape_text(identity->run_id),
+               "' in ", shown(run_dir / kRunFile), "); hint: remove it, or start over with --overwrite");
 }
 
 // The run id in a checkpoint's header, nullopt when the header or its run state does not parse (the
@@ -132,10 +171,9 @@ void check_finite(const nn::Module& model, const TrainProgress& p, const fs::pat
   for (const auto& item : model.state_dict()) {
     if (!item.value().is_floating_point()) continue;
     if (auto bad = first_non_finite(item.value().detach().cpu().contiguous()))
-      throw Error(cohort::detail::str(
-          "cohort train: the model's '", item.key(), "' holds ", bad->second, " (element ", bad->first, ") after step ",
-          p.step, "; training stopped without writing ", checkpoint_name(p.step), ". The last good checkpoint is in ",
-          (run_dir / "checkpoints").string(), "; hint: lower --lr"));
+      throw NotFiniteError(cohort::detail::str("cohort train: the model's '", item.key(), "' holds ", bad->second,
+                                               " (element ", bad->first, ") after step ", p.step,
+                                               "; training stopped without writing ", checkpoint_name(p.step)));
   }
 }
 
@@ -207,16 +245,18 @@ std::vector<fs::path> list_checkpoints(const fs::path& run_dir) {
 }
 
 Checkpoint read_checkpoint(const fs::path& path, bool talk) {
-  COHORT_CHECK(fs::exists(path), "cohort: ", path.string(),
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // no throw for a symlink loop: the reader names it
+  COHORT_CHECK(fs::exists(status) || (ec && ec != std::errc::no_such_file_or_directory), "cohort: ", shown(path),
                " does not exist (expected a run directory or a checkpoint file)");
-  if (!fs::is_directory(path)) {
+  if (!fs::is_directory(status)) {
     Checkpoint c = verified_checkpoint(path);
     if (path.parent_path().filename() == "checkpoints") check_run_id(c, path.parent_path().parent_path());
     return c;
   }
   const auto all = list_checkpoints(path);
-  COHORT_CHECK(!all.empty(), "cohort: no checkpoint in ", path.string(), " (looked for ",
-               (path / "checkpoints" / "step-*.safetensors").string(), ")");
+  COHORT_CHECK(!all.empty(), "cohort: no checkpoint in ", shown(path), " (looked for ",
+               shown(path / "checkpoints" / "step-*.safetensors"), ")");
   // Every checkpoint in the directory must be the run's, not only the one that is used.
   for (const fs::path& file : all) {
     Checkpoint header;
@@ -232,8 +272,8 @@ Checkpoint read_checkpoint(const fs::path& path, bool talk) {
     try {
       c = verified_checkpoint(*file);
     } catch (const Error& e) {
-      if (talk) std::cerr << "cohort: skipping " << file->string() << ": " << e.what() << "\n";
-      skipped += "\n  " + std::string(e.what());
+      if (talk) std::cerr << "cohort: skipping " << shown(*file) << ": " << escape_text(e.what()) << "\n";
+      skipped += "\n  " + escape_text(e.what());
       continue;
     }
     check_run_id(*c, path);
@@ -241,21 +281,27 @@ Checkpoint read_checkpoint(const fs::path& path, bool talk) {
       std::cerr << "cohort: using " << file->string() << ", the newest intact checkpoint in " << path.string() << "\n";
     return *c;
   }
-  throw Error("cohort: no intact checkpoint in " + path.string() + ":" + skipped);
+  throw Error("cohort: no intact checkpoint in " + shown(path) + ":" + skipped);
 }
 
 void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
                         optim::LRScheduler* scheduler) {
-  const io::Metadata metadata = io::load_checkpoint(checkpoint.path, model, optimizer);
-  const std::string where = "cohort: " + checkpoint.path.string() + ": malformed run state in the checkpoint: ";
+  check_fits(checkpoint.path, model, checkpoint.config.model);
+  io::Metadata metadata;
+  try {
+    metadata = io::load_checkpoint(checkpoint.path, model, optimizer);
+  } catch (const Error& e) {  // the optimizer's state: the library's message, with the file named first
+    throw Error("cohort: " + shown(checkpoint.path) + ": " + e.what());
+  }
+  const std::string where = "cohort: " + shown(checkpoint.path) + ": malformed run state in the checkpoint: ";
   try {
     auto found = metadata.find(kRunKey);
-    COHORT_CHECK(found != metadata.end(), "cohort: ", checkpoint.path.string(),
+    COHORT_CHECK(found != metadata.end(), "cohort: ", shown(checkpoint.path),
                  " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
     const nlohmann::json run = nlohmann::json::parse(found->second);
     if (scheduler) {
       const nlohmann::json& s = run.at("scheduler");
-      COHORT_CHECK(!s.is_null(), "cohort: ", checkpoint.path.string(), " has no scheduler state but the run uses one");
+      COHORT_CHECK(!s.is_null(), "cohort: ", shown(checkpoint.path), " has no scheduler state but the run uses one");
       optim::LRSchedulerState state;
       state.last_epoch = integer_at(s, "last_epoch", where + "scheduler: ");
       state.step_count = integer_at(s, "step_count", where + "scheduler: ");
@@ -263,9 +309,13 @@ void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::
       state.last_lrs = s.at("last_lrs").get<std::vector<double>>();
       scheduler->load_state_dict(state);
     }
-    default_generator().set_state(run.at("rng").get<std::string>());
+    try {
+      default_generator().set_state(run.at("rng").get<std::string>());
+    } catch (const Error& e) {
+      throw Error(where + escape_text(e.what()));
+    }
   } catch (const nlohmann::json::exception& e) {
-    throw Error(where + e.what());
+    throw Error(where + escape_text(e.what()));
   }
 }
 

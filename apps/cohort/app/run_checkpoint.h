@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
 #include "cohort/nn/module.h"
 #include "cohort/optim/lr_scheduler.h"
@@ -36,6 +37,12 @@ struct Checkpoint {
   TrainProgress progress;
 };
 
+// Training produced a NaN or an infinity (a loss, a weight): the run cannot go on from this step.
+class NotFiniteError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Writes <run_dir>/checkpoints/step-<step>.safetensors, tagged with `run_id`, then deletes all but
 // the newest config.keep_checkpoints and the temp files of dead processes. A parameter or buffer
 // that is not finite is an error (check_finite) and nothing is written.
@@ -44,7 +51,7 @@ std::filesystem::path save_run_checkpoint(const std::filesystem::path& run_dir, 
                                           const nn::Module& model, const optim::Optimizer& optimizer,
                                           const optim::LRScheduler* scheduler);
 
-// Throws a cohort::Error naming the first parameter or buffer of `model` that holds a NaN or an
+// Throws a NotFiniteError naming the first parameter or buffer of `model` that holds a NaN or an
 // infinity, the step, and that no checkpoint was written.
 void check_finite(const nn::Module& model, const TrainProgress& progress, const std::filesystem::path& run_dir);
 

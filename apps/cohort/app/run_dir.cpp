@@ -92,7 +92,7 @@ RunDirLock::RunDirLock(const fs::path& dir) {
     std::string holder = read_text(path);
     while (!holder.empty() && std::isspace(static_cast<unsigned char>(holder.back()))) holder.pop_back();
     throw Error("cohort train: " + dir.string() + " is in use by another cohort run (pid " +
-                (holder.empty() ? std::string("unknown") : holder) + ", which holds " + path.string() +
+                (holder.empty() ? std::string("unknown") : escape_text(holder)) + ", which holds " + path.string() +
                 "); hint: wait for it to end or stop it, or choose another --out");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
@@ -128,6 +128,35 @@ void prepare_new_run_dir(const fs::path& dir, bool overwrite) {
               "); hint: continue the run in it with --resume " + dir.string() +
               ", or start a new run there with --overwrite (which first deletes the files a cohort run writes: " +
               "metrics.jsonl, checkpoints/, report.html, samples.png, eval.json, run.json), or choose another --out");
+}
+
+fs::path first_missing_directory(const fs::path& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec).lexically_normal(), missing;
+  if (ec) return {};
+  if (!p.has_filename()) p = p.parent_path();  // "a/b/" names a/b
+  while (!p.empty() && !fs::exists(fs::symlink_status(p, ec))) {
+    missing = p;
+    if (p == p.parent_path()) break;
+    p = p.parent_path();
+  }
+  return missing;
+}
+
+void remove_failed_new_run(const fs::path& dir, const fs::path& created, std::shared_ptr<RunDirLock>& lock) {
+  std::error_code ec;
+  for (const char* name : {kRunFile, "metrics.jsonl", "metrics.jsonl.tmp"}) fs::remove(dir / name, ec);
+  fs::remove(dir / "checkpoints", ec);  // only when empty
+  if (created.empty()) return;
+  fs::remove(dir / kLockFile, ec);
+  lock.reset();
+  fs::path p = fs::absolute(dir, ec).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  for (;;) {
+    if (!fs::remove(p, ec) || ec) return;  // not empty: something else lives there
+    if (p == created || p == p.parent_path()) return;
+    p = p.parent_path();
+  }
 }
 
 void write_run_identity(const fs::path& dir, const RunIdentity& identity) {

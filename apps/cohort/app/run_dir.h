@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,18 @@ struct RunIdentity {
 // Readies `dir` for a new run (Note [Run directories]): refuses one that is not empty unless
 // `overwrite`, which removes the run files in it first. Throws a cohort::Error naming the directory.
 void prepare_new_run_dir(const std::filesystem::path& dir, bool overwrite);
+
+// The outermost directory of `dir` (made absolute) that does not exist yet, which creating `dir`
+// creates; empty when `dir` exists.
+std::filesystem::path first_missing_directory(const std::filesystem::path& dir);
+
+// Undoes a new run that failed before it trained: removes what it wrote in `dir` (run.json,
+// metrics.jsonl, an empty checkpoints/) and, when it created the directory (`created`, from
+// first_missing_directory before the run), its lock file (releasing `lock`) and every directory from
+// `dir` up to `created` that is then empty. Anything else stays, so a directory that holds a file of
+// the user's is never removed. Errors are ignored: the run's own error is what the user needs to see.
+void remove_failed_new_run(const std::filesystem::path& dir, const std::filesystem::path& created,
+                           std::shared_ptr<RunDirLock>& lock);
 
 // <dir>/run.json, written atomically / read (nullopt when there is none; a malformed one throws).
 void write_run_identity(const std::filesystem::path& dir, const RunIdentity& identity);

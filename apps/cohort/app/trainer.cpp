@@ -19,9 +19,29 @@
 // metrics equal one process's. Rank 0 alone writes metrics, checkpoints (the others wait at a
 // barrier), samples and the report; every rank evaluates the whole test set, so all of them hold
 // the same numbers.
+//
+// Note [Uneven shards]
+// When W processes share n training samples and W does not divide n, DistributedSampler pads the
+// epoch's order with its first samples again so that every rank has the same number of batches
+// (DistributedDataParallel needs that). The repeats sit in the epoch's last batch, whose real samples
+// then do not split evenly among the ranks either. That batch alone is weighted: a padded slot by 0,
+// each real sample by W / S (S real samples in the whole batch), so the averaged gradient and the
+// summed metrics are those of the S samples, as in one process. Batch norm still sees the repeated
+// samples in that batch's statistics. The evaluation needs none of this: every rank evaluates the
+// whole test set.
+//
+// Note [Interrupted training]
+// The first SIGINT or SIGTERM (interrupt.h) lets the step in progress finish; then the run checkpoints
+// and stops with exit code 128 + the signal, naming the step and the --resume to continue. Ranks must
+// stop after the same step (each waits for the others' gradients), so in several processes each
+// step's sums carry a vote, 1 from a rank that has seen a signal, summed with the gradients: every
+// rank sees the same total after backward and stops together. A signal that arrives during the last
+// step of an epoch stops the run after that epoch's evaluation and checkpoint.
 #include "app/trainer.h"
 
 #include <algorithm>
+#include <signal.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,8 +53,12 @@
 #include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
 #include "cohort/nn/functional/loss.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pointwise.h"
+#include "cohort/ops/reduction.h"
 
 #include "app/evaluate.h"
+#include "app/interrupt.h"
 #include "app/progress.h"
 #include "app/report.h"
 #include "app/samples.h"
@@ -44,6 +68,7 @@ namespace cohort::app {
 
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -54,30 +79,89 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Per-sample weights of this process's share of the current batch when the batch does not split
+// evenly among the processes (Note [Uneven shards]), else an undefined tensor (always in one process).
+Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
+  const int64_t world = run.ranks.world_size(), n = run.data.train->size();
+  const int64_t k = run.loader.state().batch - 1;  // the batch being trained, counted from 0
+  if (world == 1 || n % world == 0 || k != run.loader.num_batches() - 1) return {};
+  const int64_t per_rank = run.config.batch_size / world;
+  const int64_t real = std::min(run.config.batch_size, n - k * run.config.batch_size);  // S
+  Tensor weights = zeros({batch.size()}, kFloat32);
+  float* w = weights.data_ptr<float>();
+  for (int64_t j = 0; j < batch.size(); ++j) {
+    const int64_t position = run.ranks.rank() + (k * per_rank + j) * world;  // in the padded epoch order
+    w[j] = position < n ? static_cast<float>(world) / static_cast<float>(real) : 0.f;
+  }
+  return weights;
+}
+
 // One optimizer step on `batch`, the `epoch`'s. Returns the batch's sums over the processes (Note
-// [Trainer processes]): its loss times its size, its correct predictions and its size. A loss that
-// is not finite throws before the update, so no NaN reaches the weights or a checkpoint.
+// [Trainer processes]): its loss times its size, its correct predictions, its size and the stop votes
+// (Note [Interrupted training]). A loss that is not finite throws before the update, so no NaN
+// reaches the weights or a checkpoint.
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
   Tensor logits = run.forward(batch.data);
-  Tensor loss = nn::functional::cross_entropy(logits, batch.target);
-  std::vector<double> sums{loss.item<double>() * static_cast<double>(batch.size()),
-                           static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>()),
-                           static_cast<double>(batch.size())};
+  const double vote = interrupt_requested() ? 1 : 0;
+  Tensor loss;
+  std::vector<double> sums;
+  if (Tensor weights = uneven_weights(run, batch); weights.defined()) {
+    Tensor losses = nn::functional::cross_entropy(logits, batch.target,
+                                                  nn::functional::CrossEntropyOptions().reduction(kNone));
+    loss = (losses * weights).sum();
+    // The metrics count the real samples only.
+    const Tensor each = losses.detach().contiguous(), predicted = logits.argmax(1).contiguous(),
+                 truth = batch.target.contiguous();
+    sums = {0, 0, 0, vote};
+    for (int64_t j = 0; j < batch.size(); ++j) {
+      if (weights.data_ptr<float>()[j] == 0) continue;
+      sums[0] += each.data_ptr<float>()[j];
+      sums[1] += predicted.data_ptr<int64_t>()[j] == truth.data_ptr<int64_t>()[j];
+      sums[2] += 1;
+    }
+  } else {
+    loss = nn::functional::cross_entropy(logits, batch.target);
+    sums = {loss.item<double>() * static_cast<double>(batch.size()),
+            static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>()),
+            static_cast<double>(batch.size()), vote};
+  }
   if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
   run.optimizer->zero_grad();
   loss.backward();
   if (run.call.reducer) sums = run.call.reducer->reduced_values();
   const double loss_value = sums[0] / sums[2];
-  COHORT_CHECK(std::isfinite(loss_value), "cohort train: the loss is ", loss_value, " at step ", run.progress.step + 1,
-               " (epoch ", epoch + 1, ", batch ", run.loader.state().batch, "); training stopped. The last good "
-               "checkpoint is in ", (run.out / "checkpoints").string(), "; hint: lower --lr");
+  if (!std::isfinite(loss_value))
+    throw NotFiniteError(cohort::detail::str("cohort train: the loss is ", loss_value, " at step ",
+                                             run.progress.step + 1, " (epoch ", epoch + 1, ", batch ",
+                                             run.loader.state().batch, "); training stopped"));
   run.optimizer->step();
   if (run.schedule.per_step) run.schedule.scheduler->step();
   return sums;
 }
 
+// The signal that stops the run after this step, 0 to go on (Note [Interrupted training]).
+int stop_signal(const TrainingRun& run, const std::vector<double>& sums) {
+  if (run.ranks.world_size() == 1) return interrupt_requested();  // no one to agree with: this very step
+  if (sums[3] == 0) return 0;
+  const int mine = interrupt_requested();
+  return mine ? mine : SIGTERM;  // another rank's signal: the launcher sends all of them the same
+}
+
+// The message of a run stopped by a signal, after its checkpoint.
+Interrupted interrupted(const TrainingRun& run, int signal) {
+  const std::string message =
+      run.talk ? cohort::detail::str("cohort train: interrupted at step ", run.progress.step,
+                                     " (", signal == SIGINT ? "SIGINT" : "SIGTERM", "); resume with --resume ",
+                                     escape_text(run.out.string()))
+               : "";
+  return Interrupted(message, signal);
+}
+
 // The rest of the current epoch's batches, with the progress bar, a "step" record every --log-every
 // steps and a checkpoint every --checkpoint-every steps (the epoch's end has its own, end_epoch's).
+// Stopped by a signal (Note [Interrupted training]) before the epoch's last batch, it checkpoints and
+// throws Interrupted; during the last batch, it sets run.stop_signal for train() to act on after
+// end_epoch.
 void train_epoch(TrainingRun& run, int64_t epoch) {
   const TrainConfig& config = run.config;
   TrainProgress& p = run.progress;
@@ -103,9 +187,14 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
                           {"images_per_s", static_cast<double>(p.seen) / p.epoch_seconds},
                           {"elapsed_s", p.elapsed_seconds}});
     }
-    if (config.checkpoint_every > 0 && p.step % config.checkpoint_every == 0 &&
-        p.loader.batch < run.loader.num_batches()) {
-      run.save_checkpoint();
+    const bool mid_epoch = p.loader.batch < run.loader.num_batches();
+    if (config.checkpoint_every > 0 && p.step % config.checkpoint_every == 0 && mid_epoch) run.save_checkpoint();
+    if (const int signal = stop_signal(run, sums)) {
+      run.stop_signal = signal;
+      if (!mid_epoch) continue;  // the loop ends here; end_epoch checkpoints
+      bar.close();
+      if (!(config.checkpoint_every > 0 && p.step % config.checkpoint_every == 0)) run.save_checkpoint();
+      throw interrupted(run, signal);
     }
   }
   bar.close();
@@ -158,17 +247,59 @@ double end_epoch(TrainingRun& run, int64_t epoch) {
   return test.accuracy;
 }
 
-}  // namespace
+// What to do after training produced a NaN or an infinity at the step after `run.progress.step`:
+// whether a checkpoint is left, and a way forward that the program accepts (--resume keeps the run's
+// --lr, so a lower rate means a new run).
+std::string advice_after_divergence(const TrainingRun& run) {
+  const std::vector<fs::path> checkpoints = list_checkpoints(run.out);
+  const std::string out = escape_text(run.out.string());
+  if (run.resumed_from_step >= 0 && run.progress.step == run.resumed_from_step) {
+    // The very first step after the resume: the loaded state, not the learning rate, is the suspect.
+    std::string earlier;
+    for (const fs::path& c : checkpoints)
+      if (c != run.resumed_from) earlier = escape_text(c.string());
+    return ". The run fails at once from the checkpoint it resumed, " + escape_text(run.resumed_from.string()) +
+           "; hint: " + (earlier.empty() ? "" : "resume an earlier one with --resume " + earlier + ", or ") +
+           "start the run again with --overwrite --out " + out;
+  }
+  std::string s = checkpoints.empty() ? ". No checkpoint was written, so there is nothing to resume"
+                                      : ". The last good checkpoint is " + escape_text(checkpoints.back().string()) +
+                                            " (resuming it would repeat the same steps: a resume is exact)";
+  return s + "; hint: a lower learning rate usually helps, and --resume keeps the run's --lr: start the run "
+             "again with your command plus --overwrite and a lower --lr (e.g. --lr " +
+         cohort::detail::str(run.config.lr / 10) + "), or give it another --out";
+}
 
-double train(const TrainConfig& config) {
-  TrainingRun run = start_run(config);
+// Records why training stopped: a "failure" line in metrics.jsonl and the report, on rank 0. Errors
+// doing so are reported on stderr but do not hide the failure itself.
+void record_failure(TrainingRun& run, const std::string& message) {
+  if (!run.metrics) return;
+  try {
+    run.metrics->write({{"kind", "failure"}, {"epoch", run.progress.loader.epoch}, {"step", run.progress.step},
+                        {"error", message}});
+    write_report(run.out.string());
+  } catch (const Error& e) {
+    std::cerr << "cohort: could not record the failure in " << escape_text(run.out.string()) << ": "
+              << escape_text(e.what()) << "\n";
+  }
+}
+
+// The epochs left; after the last one, the final outputs. Returns the test accuracy.
+double run_epochs(TrainingRun& run) {
+  const TrainConfig& config = run.config;
   double test_accuracy = 0;
   const bool nothing_to_train = run.loader.epoch() >= config.epochs;
   while (run.loader.epoch() < config.epochs) {
     const int64_t epoch = run.loader.epoch();
     train_epoch(run, epoch);
     test_accuracy = end_epoch(run, epoch);
+    if (run.stop_signal && run.loader.epoch() < config.epochs) throw interrupted(run, run.stop_signal);
   }
+  if (nothing_to_train && run.talk)
+    std::cerr << "cohort: the run in " << escape_text(run.out.string()) << " finished at epoch " << run.loader.epoch()
+              << " (step " << run.progress.step << "), so there is nothing left to train with --epochs "
+              << config.epochs << "; hint: to train it longer, --resume " << escape_text(run.out.string())
+              << " --epochs " << run.loader.epoch() + 1 << " (or more)\n";
   // A run killed after its last checkpoint but before the outputs above: resumed, it has no epoch
   // left to train, so it evaluates the restored model and writes them now.
   if (nothing_to_train && run.ranks.leader()) {
@@ -179,6 +310,23 @@ double train(const TrainConfig& config) {
   }
   if (run.ranks.leader()) std::cerr << "cohort: report in " << (run.out / "report.html").string() << "\n";
   return test_accuracy;
+}
+
+}  // namespace
+
+double train(const TrainConfig& config) {
+  InterruptHandlers handlers;  // Note [Interrupted training]
+  TrainingRun run = start_run(config);
+  try {
+    return run_epochs(run);
+  } catch (const NotFiniteError& e) {
+    const std::string message = e.what() + advice_after_divergence(run);
+    record_failure(run, message);
+    throw Error(message);
+  } catch (const Error& e) {
+    record_failure(run, e.what());
+    throw;
+  }
 }
 
 }  // namespace cohort::app

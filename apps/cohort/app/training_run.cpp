@@ -115,6 +115,8 @@ void resume(TrainingRun& run) {
   Checkpoint c = read_checkpoint(run.config.resume, /*talk=*/false);
   restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
   run.progress = c.progress;
+  run.resumed_from = c.path;
+  run.resumed_from_step = c.progress.step;
   run.loader.load_state(run.progress.loader);
   if (run.talk)
     std::cerr << "cohort: resumed " << c.path.string() << " at epoch " << run.progress.loader.epoch + 1 << ", step "
@@ -159,13 +161,10 @@ void TrainingRun::save_checkpoint() const {
   ranks.barrier();
 }
 
-TrainingRun start_run(const TrainConfig& config) {
-  config.validate();
+namespace {
+
+TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, std::string run_id) {
   fs::path out = config.out;
-  std::shared_ptr<RunDirLock> lock;
-  std::string run_id;
-  if (leader_by_environment())
-    std::tie(lock, run_id) = open_run_dir(config, true);
   Ranks ranks = join_processes(config);
   set_num_threads(threads_per_process(config.threads));
   manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
@@ -196,6 +195,24 @@ TrainingRun start_run(const TrainConfig& config) {
   run.started = std::chrono::steady_clock::now();
   run.elapsed_before = run.progress.elapsed_seconds;
   return run;
+}
+
+}  // namespace
+
+TrainingRun start_run(const TrainConfig& config) {
+  config.validate();
+  const bool new_run_here = leader_by_environment() && config.resume.empty();
+  const fs::path created = new_run_here ? first_missing_directory(config.out) : fs::path();
+  std::shared_ptr<RunDirLock> lock;
+  std::string run_id;
+  if (leader_by_environment()) std::tie(lock, run_id) = open_run_dir(config, true);
+  try {
+    return set_up(config, lock, run_id);
+  } catch (...) {
+    // A new run that cannot start leaves nothing behind: not even an empty --out.
+    if (new_run_here) remove_failed_new_run(config.out, created, lock);
+    throw;
+  }
 }
 
 }  // namespace cohort::app

@@ -55,6 +55,9 @@ struct TrainingRun {
   std::optional<MetricsLog> metrics{};  // rank 0 only
   std::chrono::steady_clock::time_point started{};  // when this process started training
   double elapsed_before = 0;  // training seconds of the run before it was resumed
+  std::filesystem::path resumed_from{};  // the checkpoint resumed, empty for a new run
+  int64_t resumed_from_step = -1;      // its step, -1 for a new run
+  int stop_signal = 0;                 // set when a signal asked to stop (Note [Interrupted training])
 
   Tensor forward(const Tensor& x) const { return call.forward(x); }
   int64_t num_classes() const { return static_cast<int64_t>(data.classes.size()); }
@@ -70,7 +73,8 @@ struct TrainingRun {
 // (a checkpoint file or a run directory's newest intact checkpoint) when set, opens metrics.jsonl
 // (rank 0) and prints what it is about to train. Throws a cohort::Error for bad settings, missing
 // data, an output directory that is in use, not empty or unwritable, or a --batch-size the processes
-// cannot share.
+// cannot share; a new run that fails after readying its directory first removes what it wrote there
+// (remove_failed_new_run in run_dir.h), so a retry is not refused and no empty --out is left.
 TrainingRun start_run(const TrainConfig& config);
 
 }  // namespace cohort::app

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace cohort {
 
@@ -42,6 +43,14 @@ class OutOfMemoryError : public Error {
  public:
   using Error::Error;
 };
+
+// `text` made safe to quote in a message: a file's tensor names, metadata or paths could otherwise
+// drive the terminal that prints it. Control characters become \n, \t, \r or \xNN, as do DEL and
+// every byte that is not part of valid UTF-8; printable ASCII (a backslash too, so escaping twice
+// changes nothing) and valid UTF-8 stay. With keep_newlines, '\n' stays a line break (for whole
+// messages that span lines).
+//   escape_text("a\x1b[2Jb") == "a\\x1b[2Jb"
+std::string escape_text(std::string_view text, bool keep_newlines = false);
 
 namespace detail {
 template <class... Args>
