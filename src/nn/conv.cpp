@@ -11,9 +11,11 @@
 
 namespace cohort::nn {
 
-template <size_t D, class Derived>
-void ConvNdImpl<D, Derived>::reset() {
-  const char* name = D == 1 ? "Conv1d" : "Conv2d";
+namespace {
+
+// The checks a convolution's and a transposed convolution's options share.
+template <size_t D, class Options>
+void check_conv_options(const char* name, const Options& options) {
   const int64_t in = options.in_channels(), out = options.out_channels(), groups = options.groups();
   COHORT_CHECK(in > 0 && out > 0, name, ": channel counts must be positive, got in_channels=", in,
                " out_channels=", out);
@@ -26,6 +28,15 @@ void ConvNdImpl<D, Derived>::reset() {
     COHORT_CHECK(options.stride()[d] > 0, name, ": stride must be positive, got stride=", options.stride());
     COHORT_CHECK(options.dilation()[d] > 0, name, ": dilation must be positive, got dilation=", options.dilation());
   }
+}
+
+}  // namespace
+
+template <size_t D, class Derived>
+void ConvNdImpl<D, Derived>::reset() {
+  const char* name = D == 1 ? "Conv1d" : "Conv2d";
+  const int64_t in = options.in_channels(), out = options.out_channels(), groups = options.groups();
+  check_conv_options<D>(name, options);
   if (std::holds_alternative<SamePadding>(options.padding()))
     COHORT_CHECK(options.stride().all_equal(1), name, ": padding=same needs stride 1, got stride=", options.stride(),
                  " (PyTorch refuses strided 'same' convolutions too); hint: give the padding as numbers");
@@ -89,16 +100,8 @@ template <size_t D, class Derived>
 void ConvTransposeNdImpl<D, Derived>::reset() {
   const char* name = D == 1 ? "ConvTranspose1d" : "ConvTranspose2d";
   const int64_t in = options.in_channels(), out = options.out_channels(), groups = options.groups();
-  COHORT_CHECK(in > 0 && out > 0, name, ": channel counts must be positive, got in_channels=", in,
-               " out_channels=", out);
-  COHORT_CHECK(groups > 0, name, ": groups must be positive, got groups=", groups);
-  COHORT_CHECK(in % groups == 0, name, ": in_channels=", in, " must be divisible by groups=", groups);
-  COHORT_CHECK(out % groups == 0, name, ": out_channels=", out, " must be divisible by groups=", groups);
+  check_conv_options<D>(name, options);
   for (size_t d = 0; d < D; ++d) {
-    COHORT_CHECK(options.kernel_size()[d] > 0, name, ": kernel_size must be positive, got kernel_size=",
-                 options.kernel_size());
-    COHORT_CHECK(options.stride()[d] > 0, name, ": stride must be positive, got stride=", options.stride());
-    COHORT_CHECK(options.dilation()[d] > 0, name, ": dilation must be positive, got dilation=", options.dilation());
     COHORT_CHECK(options.padding()[d] >= 0, name, ": padding must be non-negative, got padding=", options.padding());
     const int64_t op = options.output_padding()[d];
     COHORT_CHECK(op >= 0 && (op < options.stride()[d] || op < options.dilation()[d]), name,

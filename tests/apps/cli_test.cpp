@@ -24,9 +24,7 @@ using ::testing::Not;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-cli-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  return dir;
+  return cohort::testing::fresh_test_dir("cli", name);
 }
 
 std::vector<std::string> train_flags(const fs::path& out, const std::vector<std::string>& more) {

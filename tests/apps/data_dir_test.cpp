@@ -22,8 +22,7 @@ using ::testing::Not;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-data-dir-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
+  fs::path dir = cohort::testing::fresh_test_dir("data-dir", name);
   fs::create_directories(dir);
   return dir;
 }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/run_cohort.h"
 #include "apps/same_run.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
@@ -36,9 +37,7 @@ using ::testing::Not;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-ddp-trainer-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  return dir;
+  return cohort::testing::fresh_test_dir("ddp-trainer", name);
 }
 
 std::vector<std::string> train_flags(const fs::path& out, std::vector<std::string> more = {}) {

@@ -27,13 +27,13 @@
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
+using cohort::testing::text_of;
 using ::testing::HasSubstr;
 
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-interrupt-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
+  fs::path dir = cohort::testing::fresh_test_dir("interrupt", name);
   fs::create_directories(dir);
   return dir;
 }
@@ -44,13 +44,6 @@ std::vector<std::string> train_flags(const fs::path& out, const std::vector<std:
                                     "--log-every", "4", "--no-progress", "--epochs", "2", "--out", out.string()};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
-}
-
-std::string text_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 struct Child {

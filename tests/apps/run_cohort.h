@@ -2,7 +2,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +14,24 @@
 #include "app/cli.h"
 
 namespace cohort::testing {
+
+// The whole content of a file ("" when it cannot be read).
+inline std::string text_of(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A path of its own for one test of a suite, <tmp>/cohort-<suite>-test-<pid>/<name>, emptied (its
+// parent exists; the path itself does not).
+inline std::filesystem::path fresh_test_dir(const std::string& suite, const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("cohort-" + suite + "-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir;
+}
 
 inline std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
   args.insert(args.begin(), "cohort");

@@ -28,15 +28,14 @@
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
+using cohort::testing::text_of;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-run-dir-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  return dir;
+  return cohort::testing::fresh_test_dir("run-dir", name);
 }
 
 std::vector<std::string> train_flags(const fs::path& out, const std::vector<std::string>& more = {}) {
@@ -45,13 +44,6 @@ std::vector<std::string> train_flags(const fs::path& out, const std::vector<std:
                                     "--log-every", "4", "--no-progress", "--out", out.string()};
   flags.insert(flags.end(), more.begin(), more.end());
   return flags;
-}
-
-std::string text_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }

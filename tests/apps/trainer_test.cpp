@@ -32,9 +32,7 @@ using ::testing::Not;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("cohort-trainer-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  return dir;
+  return cohort::testing::fresh_test_dir("trainer", name);
 }
 
 std::vector<std::string> base_flags(const fs::path& out) {

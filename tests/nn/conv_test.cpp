@@ -26,10 +26,6 @@ namespace F = nn::functional;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
-double max_diff(const Tensor& a, const Tensor& b) {
-  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
-}
-
 // ---- PyTorch's values ------------------------------------------------------------------------
 
 template <size_t D>
@@ -76,7 +72,7 @@ TEST(ConvFixture, MatchesPyTorchValuesAndGradients) {
     Tensor b32 = b.defined() ? b.detach().to(kFloat32) : Tensor();
     Tensor y32 = c.at("op") == "conv1d" ? F::conv1d(x32, w32, b32, options_of<1>(c))
                                         : F::conv2d(x32, w32, b32, options_of<2>(c));
-    EXPECT_LT(max_diff(y32, testing::decode_tensor(c.at("output"))), 1e-4) << name << " float32";
+    EXPECT_LT(testing::max_abs_diff(y32, testing::decode_tensor(c.at("output"))), 1e-4) << name << " float32";
     ++checked;
   }
   EXPECT_EQ(checked, 9);

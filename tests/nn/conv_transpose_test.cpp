@@ -27,10 +27,6 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::error_of;
 
-double max_diff(const Tensor& a, const Tensor& b) {
-  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
-}
-
 std::string repr(const nn::Module& m) {
   std::ostringstream os;
   m.pretty_print(os);
@@ -115,7 +111,7 @@ TEST(ConvTransposeFixture, MatchesPyTorchValuesAndGradients) {
     Tensor x32 = x.detach().to(kFloat32), w32 = w.detach().to(kFloat32);
     Tensor b32 = b.defined() ? b.detach().to(kFloat32) : Tensor();
     Tensor y32 = one_d ? run_case<1>(c, x32, w32, b32) : run_case<2>(c, x32, w32, b32);
-    EXPECT_LT(max_diff(y32, testing::decode_tensor(c.at("output"))), 1e-4) << name << " float32";
+    EXPECT_LT(testing::max_abs_diff(y32, testing::decode_tensor(c.at("output"))), 1e-4) << name << " float32";
     ++checked;
   }
   EXPECT_EQ(checked, 12);
@@ -243,7 +239,7 @@ TEST(ConvTransposeOp, Float32GradientsMatchFloat64) {
         grads[k++] = autograd::grad({(y * up).sum()}, {xs, ws, bs});
       }
       for (size_t i = 0; i < 3; ++i)
-        EXPECT_LT(max_diff(grads[0][i], grads[1][i]), 1e-4 * (1 + grads[0][i].abs().max().item<double>()))
+        EXPECT_LT(testing::max_abs_diff(grads[0][i], grads[1][i]), 1e-4 * (1 + grads[0][i].abs().max().item<double>()))
             << "input " << i << " of x " << IntArrayRef(c.x) << " w " << IntArrayRef(c.w);
     }
   }

@@ -29,10 +29,6 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::error_of;
 
-double max_diff(const Tensor& a, const Tensor& b) {
-  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
-}
-
 const json& load_fixture() { return testing::load_fixture("pool_norm.json"); }
 
 // ---- PyTorch's values ------------------------------------------------------------------------

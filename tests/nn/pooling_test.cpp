@@ -26,10 +26,6 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 using testing::error_of;
 
-double max_diff(const Tensor& a, const Tensor& b) {
-  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
-}
-
 TEST(PoolOptions, AdaptiveNulloptKeepsTheInputSize) {
   Tensor x = arange(16, kFloat64).reshape({1, 1, 4, 4});
   EXPECT_EQ(F::adaptive_avg_pool2d(x, {std::nullopt, 2}).sizes(), IntArrayRef({1, 1, 4, 2}));
@@ -124,7 +120,7 @@ TEST(PoolModule, ForwardAndClone) {
   ASSERT_TRUE(copy);
   EXPECT_TRUE(copy->forward(x).equal(pool(x)));
   nn::AdaptiveAvgPool2d gap(nn::AdaptiveAvgPool2dOptions({1, 1}));
-  EXPECT_LT(max_diff(gap(x).flatten(1), x.mean({2, 3})), 1e-6);
+  EXPECT_LT(testing::max_abs_diff(gap(x).flatten(1), x.mean({2, 3})), 1e-6);
   nn::AvgPool2d avg(nn::AvgPool2dOptions(2));
   EXPECT_EQ(avg(x).sizes(), IntArrayRef({2, 3, 4, 4}));
 }

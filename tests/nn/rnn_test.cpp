@@ -18,8 +18,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-double max_diff(const Tensor& a, const Tensor& b) { return (a - b).abs().max().item<double>(); }
-
 std::string repr(const nn::Module& m) {
   std::ostringstream os;
   m.pretty_print(os);
@@ -202,16 +200,16 @@ TEST(RNNModule, BatchFirstAndUnbatchedAgreeWithTimeMajor) {
   auto [y, st] = tm->forward(x);
   auto [yb, stb] = bf->forward(x.transpose(0, 1));
   EXPECT_EQ(Shape(y.sizes()), (Shape{5, 2, 8}));
-  EXPECT_LT(max_diff(yb.transpose(0, 1), y), 1e-6);
-  EXPECT_LT(max_diff(std::get<0>(stb), std::get<0>(st)), 1e-6);
+  EXPECT_LT(cohort::testing::max_abs_diff(yb.transpose(0, 1), y), 1e-6);
+  EXPECT_LT(cohort::testing::max_abs_diff(std::get<0>(stb), std::get<0>(st)), 1e-6);
   // Sample 1 alone, unbatched.
   auto [yu, stu] = tm->forward(x.select(1, 1));
   EXPECT_EQ(Shape(yu.sizes()), (Shape{5, 8}));
   EXPECT_EQ(Shape(std::get<1>(stu).sizes()), (Shape{4, 4}));
-  EXPECT_LT(max_diff(yu, y.select(1, 1)), 1e-6);
+  EXPECT_LT(cohort::testing::max_abs_diff(yu, y.select(1, 1)), 1e-6);
   // Through the holder's call operator, as libtorch code calls a module.
   auto [yc, stc] = tm(x);
-  EXPECT_LT(max_diff(yc, y), 1e-7);
+  EXPECT_LT(cohort::testing::max_abs_diff(yc, y), 1e-7);
   nn::GRUCell cell(3, 4);
   EXPECT_EQ(Shape(cell(x[0], randn({2, 4})).sizes()), (Shape{2, 4}));
 }
@@ -223,9 +221,9 @@ TEST(RNNModule, DropoutBetweenLayersOnlyInTraining) {
   plain->load_state_dict(gru->state_dict());
   Tensor x = randn({6, 2, 3});
   auto ref = std::get<0>(plain->forward(x));
-  EXPECT_GT(max_diff(std::get<0>(gru->forward(x)), ref), 1e-4);
+  EXPECT_GT(cohort::testing::max_abs_diff(std::get<0>(gru->forward(x)), ref), 1e-4);
   gru->eval();
-  EXPECT_LT(max_diff(std::get<0>(gru->forward(x)), ref), 1e-7);
+  EXPECT_LT(cohort::testing::max_abs_diff(std::get<0>(gru->forward(x)), ref), 1e-7);
 }
 
 TEST(RNNModule, CloneCopiesValues) {
@@ -233,7 +231,7 @@ TEST(RNNModule, CloneCopiesValues) {
   auto copy = std::dynamic_pointer_cast<nn::LSTMImpl>(lstm->clone());
   ASSERT_TRUE(copy);
   Tensor x = randn({3, 2, 3});
-  EXPECT_LT(max_diff(std::get<0>(copy->forward(x)), std::get<0>(lstm->forward(x))), 1e-7);
+  EXPECT_LT(cohort::testing::max_abs_diff(std::get<0>(copy->forward(x)), std::get<0>(lstm->forward(x))), 1e-7);
 }
 
 TEST(RNNModule, ErrorsNameTheLayerAndTheShapes) {

@@ -9,6 +9,7 @@
 #include "cohort/ops/normalization.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
+#include "support/pytorch_fixture.h"
 #include "support/error_of.h"
 #include "support/gradcheck.h"
 
@@ -17,10 +18,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::error_of;
-
-double max_diff(const Tensor& a, const Tensor& b) {
-  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
-}
 
 TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
   manual_seed(22);
@@ -39,8 +36,8 @@ TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
         EXPECT_EQ(mean.sizes(), Shape{3});
         // float32 inputs are summed in float lanes (Note [Batch norm fast path]): ~1e-7 relative.
         const bool f32 = dtype == kFloat32;
-        EXPECT_LT(max_diff(mean, x64.mean(dims)), f32 ? 1e-3 : 1e-11);  // the mean is about 1000
-        EXPECT_LT(max_diff(variance, var(x64, dims, false)), f32 ? 1e-5 : 1e-9);
+        EXPECT_LT(testing::max_abs_diff(mean, x64.mean(dims)), f32 ? 1e-3 : 1e-11);  // the mean is about 1000
+        EXPECT_LT(testing::max_abs_diff(variance, var(x64, dims, false)), f32 ? 1e-5 : 1e-9);
       }
     }
   }
@@ -61,20 +58,20 @@ TEST(BatchNormWithStats, OutputOfBatchNormAndItsStatistics) {
     Tensor x = randn({4, 3, 5}, dtype) * 2 + 10, w = randn({3}, dtype), b = randn({3}, dtype);
     Tensor rm = zeros({3}, dtype), rv = ones({3}, dtype), rm2 = rm.clone(), rv2 = rv.clone();
     auto [y, mean, var] = batch_norm_with_stats(x, w, b, rm, rv, true, 0.5, 1e-5);
-    EXPECT_EQ(max_diff(y, batch_norm(x, w, b, rm2, rv2, true, 0.5, 1e-5)), 0.0);
-    EXPECT_EQ(max_diff(rm, rm2), 0.0);
+    EXPECT_EQ(testing::max_abs_diff(y, batch_norm(x, w, b, rm2, rv2, true, 0.5, 1e-5)), 0.0);
+    EXPECT_EQ(testing::max_abs_diff(rm, rm2), 0.0);
     auto [mean_ref, var_ref] = batch_norm_stats(x);
     const bool f32 = dtype == kFloat32;
-    EXPECT_LT(max_diff(mean, mean_ref), f32 ? 1e-5 : 1e-12);
-    EXPECT_LT(max_diff(var, var_ref), f32 ? 1e-5 : 1e-11);
+    EXPECT_LT(testing::max_abs_diff(mean, mean_ref), f32 ? 1e-5 : 1e-12);
+    EXPECT_LT(testing::max_abs_diff(var, var_ref), f32 ? 1e-5 : 1e-11);
     EXPECT_EQ(mean.dtype(), kFloat64);
     EXPECT_FALSE(mean.requires_grad() || var.requires_grad());
     // running = 0.5 running + 0.5 batch, with the unbiased batch variance (20 values per channel).
-    EXPECT_LT(max_diff(rm, mean * 0.5), f32 ? 1e-5 : 1e-12);
-    EXPECT_LT(max_diff(rv, var * (20.0 / 19.0) * 0.5 + 0.5), f32 ? 1e-5 : 1e-11);
+    EXPECT_LT(testing::max_abs_diff(rm, mean * 0.5), f32 ? 1e-5 : 1e-12);
+    EXPECT_LT(testing::max_abs_diff(rv, var * (20.0 / 19.0) * 0.5 + 0.5), f32 ? 1e-5 : 1e-11);
     auto [y_eval, mean_eval, var_eval] = batch_norm_with_stats(x, w, b, rm, rv, false, 0.5, 1e-5);
-    EXPECT_LT(max_diff(mean_eval, rm), 1e-12);
-    EXPECT_LT(max_diff(var_eval, rv), f32 ? 1e-6 : 1e-11);
+    EXPECT_LT(testing::max_abs_diff(mean_eval, rm), 1e-12);
+    EXPECT_LT(testing::max_abs_diff(var_eval, rv), f32 ? 1e-6 : 1e-11);
   }
 }
 

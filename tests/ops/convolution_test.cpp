@@ -16,14 +16,11 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "ops/cpu/conv_kernels.h"
+#include "support/pytorch_fixture.h"
 #include "support/gradcheck.h"
 
 namespace cohort {
 namespace {
-
-double max_diff(const Tensor& a, const Tensor& b) {
-  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
-}
 
 std::string describe(const Tensor& x, const Tensor& w, const kernel::Conv2dParams& p) {
   std::ostringstream os;
@@ -68,7 +65,7 @@ TEST(ConvKernels, DnnlMatchesReferenceOnRandomShapes) {
     Tensor y_fast = empty({N, Og * p.groups, P, Q}), y_ref = empty({N, Og * p.groups, P, Q});
     kernel::conv2d_forward(y_fast, x, w, with_bias ? b : Tensor(), p);
     kernel::conv2d_forward_reference(y_ref, x, w, with_bias ? b : Tensor(), p);
-    EXPECT_LT(max_diff(y_fast, y_ref), 1e-4) << "forward";
+    EXPECT_LT(testing::max_abs_diff(y_fast, y_ref), 1e-4) << "forward";
 
     // Both gradients in one call (diff_dst reordered once for both), then each alone: the same bits.
     Tensor dx_fast = empty(x.sizes()), dx_ref = empty(x.sizes());
@@ -81,11 +78,11 @@ TEST(ConvKernels, DnnlMatchesReferenceOnRandomShapes) {
     EXPECT_TRUE(equal(dx_fast, dx_alone));
     EXPECT_TRUE(equal(dw_fast, dw_alone));
     kernel::conv2d_backward_data_reference(dx_ref, dy, w, p);
-    EXPECT_LT(max_diff(dx_fast, dx_ref), 1e-4) << "backward data";
+    EXPECT_LT(testing::max_abs_diff(dx_fast, dx_ref), 1e-4) << "backward data";
     kernel::conv2d_backward_weights_reference(dw_ref, db_ref, x, dy, p);
-    EXPECT_LT(max_diff(dw_fast, dw_ref), 1e-3) << "backward weights";
+    EXPECT_LT(testing::max_abs_diff(dw_fast, dw_ref), 1e-3) << "backward weights";
     if (with_bias) {
-      EXPECT_LT(max_diff(db_fast, db_ref), 1e-3) << "backward bias";
+      EXPECT_LT(testing::max_abs_diff(db_fast, db_ref), 1e-3) << "backward bias";
     }
   }
 }
@@ -118,7 +115,7 @@ TEST(ConvAlgorithm, WinogradAndDirectBothMatchFloat64) {
     got[a] = conv_and_grads(x, w, kFloat32);
     for (int k = 0; k < 3; ++k) {
       const double scale = exact[k].abs().max().item<double>();
-      EXPECT_LT(max_diff(got[a][k], exact[k]) / scale, 2e-5) << names[k] << ", algorithm " << a;
+      EXPECT_LT(testing::max_abs_diff(got[a][k], exact[k]) / scale, 2e-5) << names[k] << ", algorithm " << a;
     }
   }
   // Winograd really ran (its rounding differs from direct's), and Auto chose it here.
@@ -174,7 +171,7 @@ TEST(ConvBackward, OnlyBiasOrOnlyInputRequiresGrad) {
   Tensor x = randn({2, 3, 5, 5}), w = randn({4, 3, 3, 3}), b = randn({4});
   b.requires_grad_();
   conv2d(x, w, b).sum().backward();
-  EXPECT_LT(max_diff(b.grad(), full({4}, 18.0)), 1e-4);  // 2 images x 3 x 3 outputs
+  EXPECT_LT(testing::max_abs_diff(b.grad(), full({4}, 18.0)), 1e-4);  // 2 images x 3 x 3 outputs
   x.requires_grad_();
   Tensor y = conv2d(x, w, {}, 1, 1);
   EXPECT_EQ(y.grad_fn()->name(), "ConvolutionBackward0");
@@ -205,7 +202,7 @@ TEST(ConvBackward, DoubleBackwardFloat32MatchesFloat64WithEveryAlgorithm) {
     ConvAlgorithmScope scope(algorithms[a]);
     got[a] = conv_second_derivatives(x, w, u, v, kFloat32);
     for (int k = 0; k < 2; ++k)
-      EXPECT_LT(max_diff(got[a][k], exact[k]) / exact[k].abs().max().item<double>(), 2e-5)
+      EXPECT_LT(testing::max_abs_diff(got[a][k], exact[k]) / exact[k].abs().max().item<double>(), 2e-5)
           << (k ? "d/dw" : "d/dx") << ", algorithm " << a;
   }
   EXPECT_FALSE(equal(got[0][0], got[1][0]));  // Winograd ran (its rounding differs)

@@ -25,4 +25,9 @@ Tensor decode_tensor(const nlohmann::json& entry);
 ::testing::AssertionResult matches_pytorch(const std::string& what, const Tensor& got, const nlohmann::json& want,
                                            double tol = 1e-10);
 
+// The largest |a - b| over all elements, compared in float64 (autograd ignored).
+inline double max_abs_diff(const Tensor& a, const Tensor& b) {
+  return (a.detach().to(kFloat64) - b.detach().to(kFloat64)).abs().max().item<double>();
+}
+
 }  // namespace cohort::testing
