@@ -2,7 +2,6 @@
 // rand, a comparison and a multiply, so autograd differentiates it.
 #include "cohort/ops/feature_dropout.h"
 
-#include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
 
@@ -21,9 +20,7 @@ Tensor feature_mask(const char* op, const Tensor& x, double p, bool train, Gener
   const TensorOptions options = TensorOptions(x.dtype()).device(x.device());
   Shape sizes(static_cast<size_t>(x.dim()), 1);
   sizes[0] = x.size(0), sizes[1] = x.size(1);
-  if (p == 1) return zeros(sizes, options);
-  Tensor u = rand(sizes, generator ? *generator : default_generator(), options);
-  return (u >= p).to(x.dtype()) * (1.0 / (1.0 - p));
+  return detail::dropout_mask(sizes, options, p, generator);
 }
 
 }  // namespace

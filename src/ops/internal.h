@@ -7,6 +7,10 @@
 #include "cohort/core/expanding_array.h"
 #include "cohort/core/tensor.h"
 
+namespace cohort {
+class Generator;
+}
+
 namespace cohort::detail {
 
 // A new contiguous tensor (uninitialised).
@@ -29,6 +33,10 @@ void rebase_history(const Tensor& self, const Tensor& result);
 void resize_out(const char* op, Tensor& out, IntArrayRef sizes, DType dtype);
 // Sums grad down to an input's sizes and converts it to the input's dtype (broadcasting backward).
 Tensor reduce_grad(const Tensor& grad, IntArrayRef sizes, DType dtype);
+// What dropout multiplies by, of `sizes` (feature_dropout's broadcasts over the trailing dims): 0
+// with probability p, else 1 / (1 - p); all zeros when p is 1. Drawn from `generator` (the default
+// generator when null). dropout.cpp.
+Tensor dropout_mask(IntArrayRef sizes, const TensorOptions& options, double p, Generator* generator);
 
 // A per-spatial-dim argument given as one value for every dim or one per dim (libtorch's stride=2
 // or stride={2, 1}); throws naming op and the argument otherwise.
