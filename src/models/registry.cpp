@@ -29,6 +29,11 @@ const std::vector<Entry>& registry() {
       {"lenet", [](const ModelOptions& o) { return std::make_shared<LeNet>(o); }},
       {"blitz-cnn", [](const ModelOptions& o) { return std::make_shared<BlitzCNN>(o); }},
       {"resnet18", [](const ModelOptions& o) { return std::make_shared<ResNet>(o, std::array<int64_t, 4>{2, 2, 2, 2}); }},
+      {"resnet34", [](const ModelOptions& o) { return std::make_shared<ResNet>(o, std::array<int64_t, 4>{3, 4, 6, 3}); }},
+      {"resnet50",
+       [](const ModelOptions& o) {
+         return std::make_shared<ResNet>(o, std::array<int64_t, 4>{3, 4, 6, 3}, ResNetBlock::Bottleneck);
+       }},
       {"mlp", [](const ModelOptions& o) { return std::make_shared<MLP>(o); }},
   };
   return entries;
