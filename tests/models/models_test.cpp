@@ -47,10 +47,10 @@ Tensor uniform_values(int64_t n, uint64_t stream) {
   return t;
 }
 
-Tensor uniform_like(IntArrayRef shape, uint64_t stream) {
+Tensor uniform_like(IntArrayRef shape, uint64_t stream, ScalarType dtype = kFloat32) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
-  return uniform_values(n, stream).view(shape).to(kFloat32);
+  return uniform_values(n, stream).view(shape).to(dtype);
 }
 
 // generate_models.py's fill(), tensor j in PyTorch's state-dict order (the fixture's).
@@ -140,12 +140,12 @@ TEST_P(ModelsMatchPyTorch, TrainForwardEveryGradientRunningStatsAndEvalForward) 
   const ScalarType dtype = c.value("float64", false) ? kFloat64 : kFloat32;
   model->to(dtype);
   fill_from_formula(*model, c);
-  const Tensor x = uniform_like(c.at("input_shape").get<std::vector<int64_t>>(), 1000).to(dtype);
+  const Tensor x = uniform_like(c.at("input_shape").get<std::vector<int64_t>>(), 1000, dtype);
 
   model->train();
   Tensor out = model->forward(x);
   EXPECT_TRUE(matches_pytorch("train output", out, c.at("output_train"), kTol));
-  (out * uniform_like(out.sizes(), 1001).to(dtype)).sum().backward();
+  (out * uniform_like(out.sizes(), 1001, dtype)).sum().backward();
   nn::StateDict params = model->named_parameters();
   for (const auto& [name, want] : c.at("grads").items())
     EXPECT_TRUE(matches_pytorch("grad of " + name, params[name].grad(), want, kTol));
