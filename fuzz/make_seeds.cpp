@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
   put("idx_gz", with_mode(1, idx({2, 3})));
   put("idx_gz", with_mode(2, idx({4, 5})));
 
+  put("csv", text("x1,x2,y\n1.5,-2,cat\n3,4e-1,dog\n"));
+  put("csv", text("\xEF\xBB\xBF\"a,b\",y\r\n\"1\",0\r\n2,1\r\n\n"));
+  put("csv", text("y,x\n1,NA\n2,\"say \"\"hi\"\"\"\n"));
+
   for (int records : {1, 2}) {
     Bytes b;
     for (int r = 0; r < records; ++r) {

@@ -1,0 +1,190 @@
+// CSV text into rows of fields, and CsvDataset on top (see cohort/data/csv.h).
+#include "cohort/data/csv.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "cohort/core/error.h"
+#include "cohort/ops/creation.h"
+#include "data/file_reader.h"
+
+namespace cohort::data {
+
+std::vector<std::vector<std::string>> parse_csv(std::string_view text, char delimiter, const std::string& where) {
+  COHORT_CHECK(delimiter != '"' && delimiter != '\n' && delimiter != '\r', where,
+               ": the delimiter cannot be a quote or a line break, got ", escape_text(std::string(1, delimiter)));
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  int64_t line = 1;
+  size_t i = 0;
+  const size_t n = text.size();
+  auto end_row = [&] {
+    row.push_back(std::move(field));
+    field.clear();
+    rows.push_back(std::move(row));
+    row.clear();
+  };
+  while (i < n) {
+    // One field per pass, starting at i.
+    if (text[i] == '"') {
+      const int64_t opened = line;
+      ++i;
+      for (;;) {
+        COHORT_CHECK(i < n, where, ": line ", opened, ": a quoted field is not closed before the end of the text");
+        if (text[i] == '"') {
+          if (i + 1 < n && text[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        if (text[i] == '\n') ++line;
+        field += text[i++];
+      }
+      COHORT_CHECK(i == n || text[i] == delimiter || text[i] == '\n' || text[i] == '\r', where, ": line ", line,
+                   ": text after a closing quote, got '", escape_text(std::string(1, text[i])),
+                   "'; hint: a quote inside a quoted field is written \"\"");
+    } else {
+      while (i < n && text[i] != delimiter && text[i] != '\n' && text[i] != '\r') field += text[i++];
+    }
+    if (i == n) {
+      end_row();
+      break;
+    }
+    if (text[i] == delimiter) {
+      row.push_back(std::move(field));
+      field.clear();
+      ++i;
+      if (i == n) end_row();  // a trailing delimiter ends with an empty field
+      continue;
+    }
+    // A line break: CRLF or LF (a lone CR too).
+    if (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') ++i;
+    ++i;
+    ++line;
+    end_row();
+  }
+  return rows;
+}
+
+namespace {
+
+std::string trimmed(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+bool is_missing(const std::string& v) {
+  std::string lower(v);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.empty() || lower == "na" || lower == "n/a" || lower == "nan" || lower == "null" || lower == "?";
+}
+
+// The number v spells, when all of it is one (finite or not).
+std::optional<double> number_of(const std::string& v) {
+  const char* first = v.data();
+  const char* last = first + v.size();
+  if (first != last && *first == '+') ++first;
+  double x = 0;
+  auto [end, ec] = std::from_chars(first, last, x);
+  if (ec != std::errc() || end != last || first == last) return std::nullopt;
+  return x;
+}
+
+}  // namespace
+
+CsvDataset::CsvDataset(const std::filesystem::path& path, const CsvOptions& options) : task_(options.task()) {
+  const std::string op = "CsvDataset";
+  const std::string file = path.string();
+  const std::vector<uint8_t> bytes = detail::read_file(file, op);
+  const auto rows = parse_csv(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                              options.delimiter(), op + ": " + escape_text(file));
+  auto where = [&](size_t row) { return cohort::detail::str(op, ": ", escape_text(file), ": row ", row + 1); };
+  COHORT_CHECK(!rows.empty(), op, ": ", escape_text(file), ": the file is empty; hint: the first row names the columns");
+
+  const std::vector<std::string>& header = rows[0];
+  int64_t target = -1;
+  for (size_t c = 0; c < header.size(); ++c) {
+    const std::string name = trimmed(header[c]);
+    if (name == options.target()) {
+      target = static_cast<int64_t>(c);
+    } else {
+      feature_names_.push_back(name);
+    }
+  }
+  if (target < 0) {
+    std::string names;
+    for (const auto& h : header) names += (names.empty() ? "" : ", ") + escape_text(trimmed(h));
+    throw Error(cohort::detail::str(op, ": ", escape_text(file), ": no column named '", escape_text(options.target()),
+                            "'; the header has ", names));
+  }
+  // A blank line at the end of a file is not a row.
+  size_t end = rows.size();
+  while (end > 1 && rows[end - 1].size() == 1 && trimmed(rows[end - 1][0]).empty()) --end;
+  const int64_t count = static_cast<int64_t>(end) - 1;
+  COHORT_CHECK(count >= 1, op, ": ", escape_text(file), ": no data rows after the header");
+
+  const int64_t width = static_cast<int64_t>(feature_names_.size());
+  features_ = empty({count, width});
+  float* x = features_.data_ptr<float>();
+  std::vector<std::string> labels;
+  std::vector<float> values;
+  for (size_t r = 1; r < end; ++r) {
+    const auto& fields = rows[r];
+    COHORT_CHECK(fields.size() == header.size(), where(r), ": expected ", header.size(), " fields as in the header, got ",
+                 fields.size());
+    for (size_t c = 0; c < fields.size(); ++c) {
+      const std::string v = trimmed(fields[c]);
+      const std::string column = escape_text(trimmed(header[c]));
+      COHORT_CHECK(!is_missing(v), where(r), ", column '", column, "': missing value '", escape_text(v),
+                   "'; hint: fill in or drop rows with missing values");
+      if (static_cast<int64_t>(c) == target && task_ == CsvTask::Classification) {
+        labels.push_back(v);
+        continue;
+      }
+      const std::optional<double> number = number_of(v);
+      COHORT_CHECK(number && std::isfinite(*number), where(r), ", column '", column, "': expected a finite number, got '",
+                   escape_text(v), "'");
+      if (static_cast<int64_t>(c) == target) {
+        values.push_back(static_cast<float>(*number));
+      } else {
+        *x++ = static_cast<float>(*number);
+      }
+    }
+  }
+
+  if (task_ == CsvTask::Regression) {
+    targets_ = from_blob(values.data(), {count, 1}, TensorOptions(kFloat32)).clone();
+    return;
+  }
+  classes_ = labels;
+  std::sort(classes_.begin(), classes_.end());
+  classes_.erase(std::unique(classes_.begin(), classes_.end()), classes_.end());
+  const bool numeric = std::all_of(classes_.begin(), classes_.end(), [](const std::string& s) { return number_of(s); });
+  if (numeric)
+    std::stable_sort(classes_.begin(), classes_.end(),
+                     [](const std::string& a, const std::string& b) { return *number_of(a) < *number_of(b); });
+  COHORT_CHECK(classes_.size() >= 2, op, ": ", escape_text(file), ": the target column '", escape_text(options.target()),
+               "' has a single value, '", escape_text(classes_.front()), "'; a classifier needs at least two classes");
+  std::map<std::string, int64_t> index;
+  for (size_t k = 0; k < classes_.size(); ++k) index[classes_[k]] = static_cast<int64_t>(k);
+  targets_ = empty({count}, kInt64);
+  int64_t* t = targets_.data_ptr<int64_t>();
+  for (const std::string& label : labels) *t++ = index.at(label);
+}
+
+Example<> CsvDataset::get(int64_t index) const {
+  COHORT_CHECK_AS(IndexError, index >= 0 && index < size(), "CsvDataset::get: index ", index,
+                  " is out of range for a dataset of ", size(), " rows");
+  return {features_[index], targets_[index]};
+}
+
+}  // namespace cohort::data
