@@ -100,6 +100,7 @@
 #include "cohort/data/batch_pipeline.h"
 #include "cohort/data/batch_transforms.h"
 #include "cohort/data/cifar10.h"
+#include "cohort/data/csv.h"
 #include "cohort/data/dataloader.h"
 #include "cohort/data/dataloader_options.h"
 #include "cohort/data/dataset.h"
@@ -112,6 +113,7 @@
 #include "cohort/data/samplers.h"
 #include "cohort/data/stack.h"
 #include "cohort/data/stateless_dataloader.h"
+#include "cohort/data/subset.h"
 #include "cohort/data/tensor_dataset.h"
 #include "cohort/data/transforms.h"
 

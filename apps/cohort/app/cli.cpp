@@ -45,7 +45,11 @@ const CLI::Validator kUnsigned(
 // The flags `cohort train` understands; each names what it changes.
 void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--model", c.model, "Network to train: " + join_names(models::names()))->capture_default_str();
-  cmd.add_option("--dataset", c.dataset, "Dataset: " + join_names(kDatasets))->capture_default_str();
+  cmd.add_option("--dataset", c.dataset,
+                 "Dataset: " + join_names(kDatasets) + ", or csv:FILE (a table with a header row; with --target)")
+      ->capture_default_str();
+  cmd.add_option("--target", c.target, "csv:FILE: the column to predict (a class per distinct value)");
+  cmd.add_option("--val-split", c.val_split, "csv:FILE: the share of rows held out to test on")->capture_default_str();
   cmd.add_option("--data-dir", c.data_dir,
                  "Directory with the dataset's files (default: /usr/share/datasets/fashion-mnist for "
                  "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin)");
@@ -298,6 +302,8 @@ int run_command(std::vector<std::string> args) {
     // a new run stores the default too (CIFAR-10's is relative).
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
+    if (config.dataset.starts_with("csv:") && config.dataset.size() > 4)
+      config.dataset = "csv:" + std::filesystem::absolute(config.dataset.substr(4)).lexically_normal().string();
     if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);
     const TrainConfig given = resume_after_restart(config);
     TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);

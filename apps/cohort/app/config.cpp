@@ -55,7 +55,15 @@ void check_one_of(const Source& source, const std::string& flag, const std::stri
 void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   const Source s{stored_in};
   check_one_of(s, "--model", model, models::names());
-  check_one_of(s, "--dataset", dataset, kDatasets);
+  if (dataset.starts_with("csv:")) {
+    s.check(dataset.size() > 4, "--dataset", "csv: must name a file, e.g. --dataset csv:iris.csv");
+    s.check(!target.empty(), "--target", "is needed with a csv: dataset: the column to predict");
+    s.check(model == "mlp", "--model", "'", model, "' needs images; a table (--dataset csv:...) trains with --model mlp");
+    s.check(val_split > 0 && val_split < 1, "--val-split", "must be in (0, 1), got ", val_split);
+  } else {
+    check_one_of(s, "--dataset", dataset, kDatasets);
+    s.check(target.empty(), "--target", "is only for a csv: dataset, got --dataset ", dataset);
+  }
   check_one_of(s, "--optimizer", optimizer, kOptimizers);
   check_one_of(s, "--scheduler", scheduler, kSchedulers);
   s.check(epochs >= 1, "--epochs", "must be at least 1, got ", epochs);
@@ -123,6 +131,7 @@ std::vector<Device> parse_devices(const std::string& spec) {
 
 nlohmann::json to_json(const TrainConfig& c) {
   return {{"model", c.model},       {"dataset", c.dataset},       {"data_dir", c.data_dir},
+          {"target", c.target},     {"val_split", c.val_split},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
           {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
@@ -146,6 +155,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.model = j.at("model");
     c.dataset = j.at("dataset");
     c.data_dir = j.at("data_dir");
+    c.target = j.value("target", "");
+    c.val_split = j.value("val_split", 0.2);
     c.epochs = integer_at(j, "epochs", where);
     c.batch_size = integer_at(j, "batch_size", where);
     c.lr = j.at("lr");

@@ -6,9 +6,13 @@
 
 #include "cohort/core/error.h"
 #include "cohort/data/cifar10.h"
+#include "cohort/data/csv.h"
 #include "cohort/data/mnist.h"
+#include "cohort/data/subset.h"
 #include "cohort/data/transforms.h"
 #include "cohort/ops/creation.h"
+#include "cohort/ops/indexing.h"
+#include "cohort/ops/pointwise.h"
 
 namespace cohort::app {
 
@@ -34,6 +38,16 @@ void check_dir(const std::string& command, const std::string& dir, const std::st
   const auto status = std::filesystem::status(dir, ec);
   COHORT_CHECK(std::filesystem::is_directory(status), command, ": the ", dataset, " directory ", escape_text(dir),
                std::filesystem::exists(status) ? " is not a directory" : " does not exist", "; hint: ", hint);
+}
+
+// A table's rows standardised with the training rows' per-column mean and std (a constant column
+// keeps std 1), shaped [F, 1, 1]: the zoo's models take [N, C, H, W] and the MLP flattens it.
+data::Transform standardized(const data::Subset& train, const data::CsvDataset& table) {
+  Tensor rows = index_select(table.features(), 0, tensor(train.indices()));
+  Tensor mean = rows.mean(0);
+  Tensor std = rows.std({0}, /*unbiased=*/false);
+  std = where(std > 0, std, 1.0);
+  return [mean, std](const Tensor& x, Generator&) { return ((x - mean) / std).view({-1, 1, 1}); };
 }
 
 }  // namespace
@@ -68,6 +82,17 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.test_transform = normalized(mean, std);
     d.channels = 3;
     d.image_size = 32;
+  } else if (config.dataset.starts_with("csv:")) {
+    const std::string file = config.dataset.substr(4);
+    auto table = std::make_shared<data::CsvDataset>(file, data::CsvOptions(config.target));
+    auto [train, held_out] = data::random_split(table, config.val_split, config.seed);
+    d.train_transform = d.test_transform = standardized(*train, *table);
+    if (with_train) d.train = train;
+    d.test = held_out;
+    d.channels = static_cast<int64_t>(table->feature_names().size());
+    d.image_size = 1;
+    d.images = false;
+    d.source = file;
   } else {
     d.source = "generated (seed " + std::to_string(config.seed) + ")";
     if (with_train) d.train = std::make_shared<SyntheticImages>(4096, config.seed);

@@ -16,7 +16,8 @@ struct DataSetup {
   std::shared_ptr<const data::IndexedDataset> train, test;  // train is null when only the test split was asked for
   data::Transform train_transform, test_transform;
   std::vector<std::string> classes;
-  int64_t channels = 1, image_size = 28;
+  int64_t channels = 1, image_size = 28;  // a table: channels = its features, image_size 1
+  bool images = true;                      // false for a table: no picture of the predictions
   std::string source;  // where the data came from, for the log
 };
 

@@ -215,12 +215,12 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
     std::cout << "epoch " << epoch + 1 << "/" << run.config.epochs << ": train loss " << fixed(train_loss, 4)
               << " acc " << fixed(100 * train_acc, 2) << "% | test loss " << fixed(test.loss, 4) << " acc "
               << fixed(100 * test.accuracy, 2) << "% | " << fixed(p.epoch_seconds, 1) << " s, "
-              << fixed(images_per_s, 0) << " images/s" << std::endl;
+              << fixed(images_per_s, 0) << (run.data.images ? " images/s" : " rows/s") << std::endl;
 }
 
-// What a finished run leaves beside its report: samples.png and eval.json.
+// What a finished run leaves beside its report: samples.png (for images) and eval.json.
 void write_final_outputs(TrainingRun& run, const EvalResult& test) {
-  write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
+  if (run.data.images) write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
   write_eval_json(run.out / "eval.json", test, run.data.classes);
 }
 
