@@ -99,64 +99,94 @@ std::optional<double> number_of(const std::string& v) {
   return x;
 }
 
+// The file's rows, header first, without blank lines at the end; throws for an empty file or one
+// without data rows.
+std::vector<std::vector<std::string>> read_table(const std::string& op, const std::string& file, char delimiter) {
+  const std::vector<uint8_t> bytes = detail::read_file(file, op);
+  auto rows = parse_csv(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), delimiter,
+                        op + ": " + escape_text(file));
+  COHORT_CHECK(!rows.empty(), op, ": ", escape_text(file), ": the file is empty; hint: the first row names the columns");
+  // A blank line at the end of a file is not a row.
+  while (rows.size() > 1 && rows.back().size() == 1 && trimmed(rows.back()[0]).empty()) rows.pop_back();
+  COHORT_CHECK(rows.size() >= 2, op, ": ", escape_text(file), ": no data rows after the header");
+  for (auto& name : rows[0]) name = trimmed(name);
+  return rows;
+}
+
+// Field c of data row r (r >= 1) as a finite number; else the error names the file, row and column.
+double number_at(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows,
+                 size_t r, size_t c) {
+  const std::string v = trimmed(rows[r][c]);
+  const std::string where = cohort::detail::str(op, ": ", escape_text(file), ": row ", r + 1, ", column '",
+                                                escape_text(rows[0][c]), "'");
+  COHORT_CHECK(!is_missing(v), where, ": missing value '", escape_text(v), "'; hint: fill in or drop rows with missing values");
+  const std::optional<double> number = number_of(v);
+  COHORT_CHECK(number && std::isfinite(*number), where, ": expected a finite number, got '", escape_text(v), "'");
+  return *number;
+}
+
+void check_width(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows) {
+  for (size_t r = 1; r < rows.size(); ++r)
+    COHORT_CHECK(rows[r].size() == rows[0].size(), op, ": ", escape_text(file), ": row ", r + 1, ": expected ",
+                 rows[0].size(), " fields as in the header, got ", rows[r].size());
+}
+
+std::string header_names(const std::vector<std::string>& header) {
+  std::string names;
+  for (const auto& h : header) names += (names.empty() ? "" : ", ") + escape_text(h);
+  return names;
+}
+
 }  // namespace
+
+Tensor read_csv_columns(const std::filesystem::path& path, const std::vector<std::string>& names, char delimiter) {
+  const std::string op = "read_csv_columns";
+  const std::string file = path.string();
+  const auto rows = read_table(op, file, delimiter);
+  check_width(op, file, rows);
+  std::vector<size_t> columns;
+  for (const std::string& name : names) {
+    auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    COHORT_CHECK(it != rows[0].end(), op, ": ", escape_text(file), ": no column named '", escape_text(name),
+                 "'; the header has ", header_names(rows[0]));
+    columns.push_back(static_cast<size_t>(it - rows[0].begin()));
+  }
+  Tensor out = empty({static_cast<int64_t>(rows.size()) - 1, static_cast<int64_t>(names.size())});
+  float* x = out.data_ptr<float>();
+  for (size_t r = 1; r < rows.size(); ++r)
+    for (size_t c : columns) *x++ = static_cast<float>(number_at(op, file, rows, r, c));
+  return out;
+}
 
 CsvDataset::CsvDataset(const std::filesystem::path& path, const CsvOptions& options) : task_(options.task()) {
   const std::string op = "CsvDataset";
   const std::string file = path.string();
-  const std::vector<uint8_t> bytes = detail::read_file(file, op);
-  const auto rows = parse_csv(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                              options.delimiter(), op + ": " + escape_text(file));
-  auto where = [&](size_t row) { return cohort::detail::str(op, ": ", escape_text(file), ": row ", row + 1); };
-  COHORT_CHECK(!rows.empty(), op, ": ", escape_text(file), ": the file is empty; hint: the first row names the columns");
-
+  const auto rows = read_table(op, file, options.delimiter());
   const std::vector<std::string>& header = rows[0];
-  int64_t target = -1;
-  for (size_t c = 0; c < header.size(); ++c) {
-    const std::string name = trimmed(header[c]);
-    if (name == options.target()) {
-      target = static_cast<int64_t>(c);
-    } else {
-      feature_names_.push_back(name);
-    }
-  }
-  if (target < 0) {
-    std::string names;
-    for (const auto& h : header) names += (names.empty() ? "" : ", ") + escape_text(trimmed(h));
-    throw Error(cohort::detail::str(op, ": ", escape_text(file), ": no column named '", escape_text(options.target()),
-                            "'; the header has ", names));
-  }
-  // A blank line at the end of a file is not a row.
-  size_t end = rows.size();
-  while (end > 1 && rows[end - 1].size() == 1 && trimmed(rows[end - 1][0]).empty()) --end;
-  const int64_t count = static_cast<int64_t>(end) - 1;
-  COHORT_CHECK(count >= 1, op, ": ", escape_text(file), ": no data rows after the header");
+  auto target_it = std::find(header.begin(), header.end(), options.target());
+  COHORT_CHECK(target_it != header.end(), op, ": ", escape_text(file), ": no column named '",
+               escape_text(options.target()), "'; the header has ", header_names(header));
+  const auto target = static_cast<size_t>(target_it - header.begin());
+  for (size_t c = 0; c < header.size(); ++c)
+    if (c != target) feature_names_.push_back(header[c]);
+  check_width(op, file, rows);
 
-  const int64_t width = static_cast<int64_t>(feature_names_.size());
-  features_ = empty({count, width});
+  const auto count = static_cast<int64_t>(rows.size()) - 1;
+  features_ = empty({count, static_cast<int64_t>(feature_names_.size())});
   float* x = features_.data_ptr<float>();
   std::vector<std::string> labels;
   std::vector<float> values;
-  for (size_t r = 1; r < end; ++r) {
-    const auto& fields = rows[r];
-    COHORT_CHECK(fields.size() == header.size(), where(r), ": expected ", header.size(), " fields as in the header, got ",
-                 fields.size());
-    for (size_t c = 0; c < fields.size(); ++c) {
-      const std::string v = trimmed(fields[c]);
-      const std::string column = escape_text(trimmed(header[c]));
-      COHORT_CHECK(!is_missing(v), where(r), ", column '", column, "': missing value '", escape_text(v),
-                   "'; hint: fill in or drop rows with missing values");
-      if (static_cast<int64_t>(c) == target && task_ == CsvTask::Classification) {
+  for (size_t r = 1; r < rows.size(); ++r) {
+    for (size_t c = 0; c < header.size(); ++c) {
+      if (c == target && task_ == CsvTask::Classification) {
+        const std::string v = trimmed(rows[r][c]);
+        COHORT_CHECK(!is_missing(v), op, ": ", escape_text(file), ": row ", r + 1, ", column '", escape_text(header[c]),
+                     "': missing value '", escape_text(v), "'; hint: fill in or drop rows with missing values");
         labels.push_back(v);
-        continue;
-      }
-      const std::optional<double> number = number_of(v);
-      COHORT_CHECK(number && std::isfinite(*number), where(r), ", column '", column, "': expected a finite number, got '",
-                   escape_text(v), "'");
-      if (static_cast<int64_t>(c) == target) {
-        values.push_back(static_cast<float>(*number));
+      } else if (c == target) {
+        values.push_back(static_cast<float>(number_at(op, file, rows, r, c)));
       } else {
-        *x++ = static_cast<float>(*number);
+        *x++ = static_cast<float>(number_at(op, file, rows, r, c));
       }
     }
   }

@@ -108,4 +108,13 @@ TEST_F(CsvDatasetTest, EveryFaultNamesTheFileRowAndColumn) {
   EXPECT_THAT(error_of([&] { data::CsvDataset(file("a,y\n\x1b[2J,0\n"), opts); }), HasSubstr("got '\\x1b[2J'"));
 }
 
+TEST_F(CsvDatasetTest, ReadColumnsPicksNamedColumnsInOrder) {
+  Tensor x = data::read_csv_columns(file("b,label,a\n2,cat,1\n4,,3\n"), {"a", "b"});
+  EXPECT_TRUE(x.equal(tensor({{1.f, 2.f}, {3.f, 4.f}})));  // the unused column may be empty
+  EXPECT_THAT(error_of([&] { data::read_csv_columns(file("a\n1\n"), {"a", "b"}); }),
+              HasSubstr("read_csv_columns: " + path("t.csv").string() + ": no column named 'b'; the header has a"));
+  EXPECT_THAT(error_of([&] { data::read_csv_columns(file("a,b\n1,x\n"), {"a", "b"}); }),
+              HasSubstr("row 2, column 'b': expected a finite number, got 'x'"));
+}
+
 }  // namespace

@@ -73,4 +73,10 @@ class CsvDataset : public IndexedDataset {
   Tensor features_, targets_;
 };
 
+// The columns `names` (in that order) of a CSV file with a header row, as float32 [rows, names.size()]:
+// new rows for a model trained on a CsvDataset (other columns, such as the target, are ignored). The
+// same checks and errors as CsvDataset: a missing column, a missing value or a non-number names the
+// file, row and column.
+Tensor read_csv_columns(const std::filesystem::path& path, const std::vector<std::string>& names, char delimiter = ',');
+
 }  // namespace cohort::data
