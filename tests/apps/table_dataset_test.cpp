@@ -1,5 +1,6 @@
 // `cohort train --dataset csv:FILE --target COLUMN`: a table learned by the MLP (rows standardised,
-// split by --val-split and --seed), evaluated by `cohort eval`; the flags' errors.
+// split by --val-split and --seed), evaluated by `cohort eval`, new rows classified by
+// `cohort predict`; the flags' errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "app/predict.h"
 #include "run_cohort.h"
 
 namespace cohort {
@@ -54,6 +56,17 @@ TEST(TableDataset, TheMlpLearnsACsvTableAndEvalReadsItBack) {
   auto [eval_code, eval_err] = run_cohort({"eval", "--checkpoint", out.string(), "--json", (dir / "again.json").string()});
   ASSERT_EQ(eval_code, 0) << eval_err;
   EXPECT_EQ(nlohmann::json::parse(text_of(dir / "again.json")).at("accuracy"), eval.at("accuracy"));
+
+  // predict takes new rows by column name (the target column may be absent, the order may differ).
+  const fs::path rows = dir / "new.csv";
+  std::ofstream(rows) << "noise,b,a\n0.3,50.0,0\n0.1,50.9,900\n";
+  app::PredictOptions o;
+  o.checkpoint = out.string();
+  o.inputs = {rows.string()};
+  o.top_k = 1;
+  std::ostringstream printed;
+  app::run_predict(o, printed);
+  EXPECT_THAT(printed.str(), ::testing::MatchesRegex(".*new.csv:2: inside [0-9.]+%\n.*new.csv:3: outside [0-9.]+%\n"));
   fs::remove_all(dir);
 }
 

@@ -1,4 +1,4 @@
-// The command line of the cohort program (CLI11): train, eval, info, launch.
+// The command line of the cohort program (CLI11): train, eval, predict, info, launch.
 #include "app/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -23,6 +23,7 @@
 #include "app/evaluate.h"
 #include "app/interrupt.h"
 #include "app/launch.h"
+#include "app/predict.h"
 #include "app/ranks.h"
 #include "app/run_checkpoint.h"
 #include "app/run_dir.h"
@@ -224,7 +225,7 @@ int run_info() {
   return 0;
 }
 
-constexpr const char* kCommands[] = {"train", "eval", "info", "launch", "help"};
+constexpr const char* kCommands[] = {"train", "eval", "predict", "info", "launch", "help"};
 
 // `cohort help [command]` as `cohort [command] --help` (an unknown command is then check_command's to
 // name); nullopt for other command lines.
@@ -243,7 +244,7 @@ void check_command(const std::vector<std::string>& args) {
   for (const char* command : kCommands)
     if (args[1] == command) return;
   throw UsageError("cohort: unknown command '" + escape_text(args[1]) +
-                   "'; the commands are train, eval, info, launch and help; hint: cohort --help");
+                   "'; the commands are train, eval, predict, info, launch and help; hint: cohort --help");
 }
 
 // Whatever went to stdout must have arrived: `cohort info > /dev/full` is a failure, not a success.
@@ -279,6 +280,19 @@ int run_command(std::vector<std::string> args) {
   eval_cmd->add_option("--threads", eval_threads, "Intra-op threads (0: one per core)")->capture_default_str();
   eval_cmd->add_option("--json", eval_json, "Also write the results to this JSON file");
 
+  PredictOptions predict;
+  CLI::App* predict_cmd = app.add_subcommand("predict", "Top classes of a checkpoint's model for image files or CSV rows");
+  predict_cmd->add_option("--checkpoint", predict.checkpoint, "A checkpoint file, or a run directory (its newest)")
+      ->required();
+  predict_cmd->add_option("inputs", predict.inputs, "Image files, or CSV files for a model trained on a table")
+      ->required();
+  predict_cmd->add_option("--top-k", predict.top_k, "Classes per input")->capture_default_str();
+  predict_cmd->add_flag("--json", predict.json, "Print JSON instead of text");
+  predict_cmd->add_option("--batch-size", predict.batch_size, "Inputs per forward pass")->capture_default_str();
+  predict_cmd->add_option("--threads", predict.threads, "Intra-op threads (0: one per core)")->capture_default_str();
+  predict_cmd->add_option("--data-dir", predict.data_dir,
+                          "Where the training data is now, if it moved (class names and statistics come from it)");
+
   CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
   app.add_subcommand("help", "The flags of a command: cohort help train (the same as cohort train --help)");
 
@@ -311,6 +325,7 @@ int run_command(std::vector<std::string> args) {
     return 0;
   }
   if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
+  if (*predict_cmd) return run_predict(predict, std::cout);
   if (*info_cmd) return run_info();
   if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
   std::cout << app.help();  // `cohort help`

@@ -92,6 +92,7 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.channels = static_cast<int64_t>(table->feature_names().size());
     d.image_size = 1;
     d.images = false;
+    d.features = table->feature_names();
     d.source = file;
   } else {
     d.source = "generated (seed " + std::to_string(config.seed) + ")";

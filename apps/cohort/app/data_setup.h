@@ -18,6 +18,7 @@ struct DataSetup {
   std::vector<std::string> classes;
   int64_t channels = 1, image_size = 28;  // a table: channels = its features, image_size 1
   bool images = true;                      // false for a table: no picture of the predictions
+  std::vector<std::string> features;       // a table's feature columns, in the model's input order
   std::string source;  // where the data came from, for the log
 };
 

@@ -1,0 +1,127 @@
+// cohort predict (see predict.h): inputs become a dataset the DataLoader batches (images are decoded
+// in its workers), the model runs in eval mode without autograd, softmax gives the probabilities.
+#include "app/predict.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "app/config.h"
+#include "app/data_setup.h"
+#include "app/run_checkpoint.h"
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/core/threads.h"
+#include "cohort/data/csv.h"
+#include "cohort/data/dataloader.h"
+#include "cohort/io/image.h"
+#include "cohort/ops/reduction.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/shape.h"
+#include "cohort/ops/sorting.h"
+
+namespace cohort::app {
+
+namespace {
+
+// One example per input: a table's rows (already read) or image files (decoded on get).
+class PredictionInputs : public data::IndexedDataset {
+ public:
+  std::vector<std::string> names;  // what each example is called in the output
+  Tensor rows;                     // float32 [N, F] for a table
+  std::vector<std::string> images; // paths otherwise
+  int64_t channels = 1, image_size = 28;
+
+  int64_t size() const override { return static_cast<int64_t>(names.size()); }
+  data::Example<> get(int64_t index) const override {
+    const Tensor target = scalar_tensor(int64_t{0}, kInt64);
+    if (rows.defined()) return {rows[index], target};
+    return {fit_image(io::read_png(images[static_cast<size_t>(index)]), images[static_cast<size_t>(index)]), target};
+  }
+
+ private:
+  // uint8 [H, W, C] in the model's channel count and size (the training set's layout).
+  Tensor fit_image(Tensor image, const std::string& path) const {
+    const int64_t c = image.size(2);
+    if (c == 2 || c == 4) image = image.narrow(2, 0, c - 1);  // alpha is not part of the picture
+    if (image.size(2) == 3 && channels == 1) {
+      // ITU-R 601 luma, as PIL's convert("L") and torchvision's Grayscale.
+      Tensor f = image.to(kFloat32);
+      image = (f.select(2, 0) * 0.299 + f.select(2, 1) * 0.587 + f.select(2, 2) * 0.114 + 0.5).unsqueeze(2).to(kUInt8);
+    } else if (image.size(2) == 1 && channels == 3) {
+      image = image.expand({image.size(0), image.size(1), 3}).contiguous();
+    }
+    COHORT_CHECK(image.size(0) == image_size && image.size(1) == image_size, "cohort predict: ", escape_text(path),
+                 ": the image is ", image.size(1), "x", image.size(0), ", the model takes ", image_size, "x",
+                 image_size, "; hint: resize it to the training images' size");
+    return image.contiguous();
+  }
+};
+
+PredictionInputs inputs_of(const PredictOptions& o, const DataSetup& data) {
+  PredictionInputs in;
+  in.channels = data.channels;
+  in.image_size = data.image_size;
+  if (data.images) {
+    in.images = o.inputs;
+    in.names = o.inputs;
+    return in;
+  }
+  std::vector<Tensor> parts;
+  for (const std::string& file : o.inputs) {
+    Tensor x = data::read_csv_columns(file, data.features);
+    for (int64_t r = 0; r < x.size(0); ++r) in.names.push_back(file + ":" + std::to_string(r + 2));
+    parts.push_back(x);
+  }
+  in.rows = cat(parts, 0);
+  return in;
+}
+
+}  // namespace
+
+int run_predict(const PredictOptions& o, std::ostream& out) {
+  if (o.inputs.empty()) throw UsageError("cohort predict: no inputs; hint: name image files (or CSV files for a table)");
+  if (o.top_k < 1) throw UsageError(cohort::detail::str("cohort predict: --top-k must be at least 1, got ", o.top_k));
+  if (o.batch_size < 1)
+    throw UsageError(cohort::detail::str("cohort predict: --batch-size must be at least 1, got ", o.batch_size));
+  if (!(o.threads >= 0 && o.threads <= kMaxThreads))
+    throw UsageError(cohort::detail::str("cohort predict: --threads must be from 0 to ", kMaxThreads, ", got ", o.threads));
+
+  Checkpoint checkpoint = read_checkpoint(o.checkpoint);
+  TrainConfig config = checkpoint.config;
+  if (!o.data_dir.empty()) config.data_dir = std::filesystem::absolute(o.data_dir).string();
+  set_num_threads(o.threads > 0 ? o.threads : core_count());
+  // The test split gives the class names and the transform the model was trained with.
+  const DataSetup data = load_data(config, /*with_train=*/false, "cohort predict");
+  auto model = create_model(config.model, data);
+  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+
+  auto inputs = std::make_shared<PredictionInputs>(inputs_of(o, data));
+  const int64_t k = std::min<int64_t>(o.top_k, static_cast<int64_t>(data.classes.size()));
+  data::DataLoader loader(inputs, data::DataLoaderOptions().batch_size(o.batch_size).transform(data.test_transform).seed(0));
+  nlohmann::json predictions = nlohmann::json::array();
+  NoGradGuard no_grad;
+  for (const data::Batch& batch : loader) {
+    auto [p, index] = topk(softmax(model->forward(batch.data), 1), k, 1);
+    for (int64_t i = 0; i < p.size(0); ++i) {
+      const std::string& name = inputs->names[static_cast<size_t>(batch.indices[static_cast<size_t>(i)])];
+      nlohmann::json top = nlohmann::json::array();
+      if (!o.json) out << escape_text(name) << ":";
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t c = index[i][j].item<int64_t>();
+        const double prob = p[i][j].item<double>();
+        const std::string& cls = data.classes[static_cast<size_t>(c)];
+        top.push_back({{"class", cls}, {"index", c}, {"probability", prob}});
+        if (!o.json) out << (j ? ", " : " ") << escape_text(cls) << " " << std::fixed << std::setprecision(1) << 100 * prob << "%";
+      }
+      if (!o.json) out << "\n";
+      predictions.push_back({{"input", name}, {"top", top}});
+    }
+  }
+  if (o.json)
+    out << nlohmann::json{{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace cohort::app
