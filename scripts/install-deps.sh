@@ -15,6 +15,7 @@ packages=(
   clang-14 libclang-rt-14-dev      # scripts/fuzz.sh: the libFuzzer targets (fuzz/) build with clang
   libtorch-dev                     # tests/compat: the same programs built against libtorch
   dataset-fashion-mnist
+  fortunes                         # a text corpus for the char-level language model (--dataset text:)
 )
 
 for arg in "$@"; do

@@ -21,6 +21,10 @@ for arg in "$@"; do
 done
 
 jobs=2
+# ctest runs two test processes at once, each with OpenMP threads: libgomp's default spin-waiting then
+# burns the cores the other process needs (a char-LSTM test: 26 s spinning, 2.3 s passive). Tests
+# measure no speed, so their threads sleep while they wait.
+export OMP_WAIT_POLICY=PASSIVE
 
 # --oracle: PyTorch too, which the tests that hand cohort's files to Python's torch.load run.
 bash scripts/install-deps.sh --oracle

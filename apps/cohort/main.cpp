@@ -1,4 +1,4 @@
-// The cohort program: train, eval, predict, info, launch (app/cli.cpp).
+// The cohort program: train, eval, predict, generate, info, launch (app/cli.cpp).
 #include "app/cli.h"
 
 int main(int argc, char** argv) { return cohort::app::run_cli(argc, argv); }

@@ -8,6 +8,7 @@
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
 #include "cohort/models/blitz_cnn.h"
+#include "cohort/models/char_lstm.h"
 #include "cohort/models/lenet.h"
 #include "cohort/models/mlp.h"
 #include "cohort/models/model.h"
@@ -35,6 +36,7 @@ const std::vector<Entry>& registry() {
          return std::make_shared<ResNet>(o, std::array<int64_t, 4>{3, 4, 6, 3}, ResNetBlock::Bottleneck);
        }},
       {"mlp", [](const ModelOptions& o) { return std::make_shared<MLP>(o); }},
+      {"char-lstm", [](const ModelOptions& o) { return std::make_shared<CharLSTM>(o); }},
   };
   return entries;
 }

@@ -1,4 +1,4 @@
-// The command line of the cohort program (CLI11): train, eval, predict, info, launch.
+// The command line of the cohort program (CLI11): train, eval, predict, generate, info, launch.
 #include "app/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@
 #include "app/data_setup.h"
 #include "app/evaluate.h"
 #include "app/interrupt.h"
+#include "app/generate.h"
 #include "app/launch.h"
 #include "app/predict.h"
 #include "app/ranks.h"
@@ -47,10 +48,13 @@ const CLI::Validator kUnsigned(
 void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--model", c.model, "Network to train: " + join_names(models::names()))->capture_default_str();
   cmd.add_option("--dataset", c.dataset,
-                 "Dataset: " + join_names(kDatasets) + ", or csv:FILE (a table with a header row; with --target)")
+                 "Dataset: " + join_names(kDatasets) +
+                     ", csv:FILE (a table with a header row; with --target) or text:PATH (a file or a directory "
+                     "of text, for char-lstm)")
       ->capture_default_str();
   cmd.add_option("--target", c.target, "csv:FILE: the column to predict (a class per distinct value)");
   cmd.add_option("--val-split", c.val_split, "csv:FILE: the share of rows held out to test on")->capture_default_str();
+  cmd.add_option("--seq-len", c.seq_len, "text:PATH: characters per training window")->capture_default_str();
   cmd.add_option("--data-dir", c.data_dir,
                  "Directory with the dataset's files (default: /usr/share/datasets/fashion-mnist for "
                  "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin)");
@@ -225,7 +229,7 @@ int run_info() {
   return 0;
 }
 
-constexpr const char* kCommands[] = {"train", "eval", "predict", "info", "launch", "help"};
+constexpr const char* kCommands[] = {"train", "eval", "predict", "generate", "info", "launch", "help"};
 
 // `cohort help [command]` as `cohort [command] --help` (an unknown command is then check_command's to
 // name); nullopt for other command lines.
@@ -244,7 +248,7 @@ void check_command(const std::vector<std::string>& args) {
   for (const char* command : kCommands)
     if (args[1] == command) return;
   throw UsageError("cohort: unknown command '" + escape_text(args[1]) +
-                   "'; the commands are train, eval, predict, info, launch and help; hint: cohort --help");
+                   "'; the commands are train, eval, predict, generate, info, launch and help; hint: cohort --help");
 }
 
 // Whatever went to stdout must have arrived: `cohort info > /dev/full` is a failure, not a success.
@@ -293,6 +297,16 @@ int run_command(std::vector<std::string> args) {
   predict_cmd->add_option("--data-dir", predict.data_dir,
                           "Where the training data is now, if it moved (class names and statistics come from it)");
 
+  GenerateOptions generate;
+  CLI::App* generate_cmd = app.add_subcommand("generate", "Text from a language model's checkpoint (char-lstm)");
+  generate_cmd->add_option("--checkpoint", generate.checkpoint, "A checkpoint file, or a run directory (its newest)")
+      ->required();
+  generate_cmd->add_option("--prompt", generate.prompt, "The text to continue")->capture_default_str();
+  generate_cmd->add_option("--length", generate.length, "Characters to generate")->capture_default_str();
+  generate_cmd->add_option("--temperature", generate.temperature,
+                           "Sampling temperature (0: always the most likely character)")->capture_default_str();
+  generate_cmd->add_option("--seed", generate.seed, "Seed of the sampling")->capture_default_str();
+
   CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
   app.add_subcommand("help", "The flags of a command: cohort help train (the same as cohort train --help)");
 
@@ -316,8 +330,11 @@ int run_command(std::vector<std::string> args) {
     // a new run stores the default too (CIFAR-10's is relative).
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
-    if (config.dataset.starts_with("csv:") && config.dataset.size() > 4)
-      config.dataset = "csv:" + std::filesystem::absolute(config.dataset.substr(4)).lexically_normal().string();
+    // Absolute, as --data-dir: the checkpoint stores the path.
+    for (const std::string prefix : {"csv:", "text:"})
+      if (config.dataset.starts_with(prefix) && config.dataset.size() > prefix.size())
+        config.dataset =
+            prefix + std::filesystem::absolute(config.dataset.substr(prefix.size())).lexically_normal().string();
     if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);
     const TrainConfig given = resume_after_restart(config);
     TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
@@ -326,6 +343,7 @@ int run_command(std::vector<std::string> args) {
   }
   if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
   if (*predict_cmd) return run_predict(predict, std::cout);
+  if (*generate_cmd) return run_generate(generate, std::cout);
   if (*info_cmd) return run_info();
   if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
   std::cout << app.help();  // `cohort help`

@@ -60,10 +60,17 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
     s.check(!target.empty(), "--target", "is needed with a csv: dataset: the column to predict");
     s.check(model == "mlp", "--model", "'", model, "' needs images; a table (--dataset csv:...) trains with --model mlp");
     s.check(val_split > 0 && val_split < 1, "--val-split", "must be in (0, 1), got ", val_split);
+  } else if (dataset.starts_with("text:")) {
+    s.check(dataset.size() > 5, "--dataset", "text: must name a file or a directory, e.g. --dataset text:/usr/share/games/fortunes");
+    s.check(model.starts_with("char-"), "--model", "'", model, "' is not a language model; a text:",
+            " dataset trains --model char-lstm");
+    s.check(target.empty(), "--target", "is only for a csv: dataset, got --dataset ", dataset);
   } else {
     check_one_of(s, "--dataset", dataset, kDatasets);
     s.check(target.empty(), "--target", "is only for a csv: dataset, got --dataset ", dataset);
+    s.check(!model.starts_with("char-"), "--model", "'", model, "' is a language model; it trains on --dataset text:PATH");
   }
+  s.check(seq_len >= 1, "--seq-len", "must be at least 1, got ", seq_len);
   check_one_of(s, "--optimizer", optimizer, kOptimizers);
   check_one_of(s, "--scheduler", scheduler, kSchedulers);
   s.check(epochs >= 1, "--epochs", "must be at least 1, got ", epochs);
@@ -131,7 +138,7 @@ std::vector<Device> parse_devices(const std::string& spec) {
 
 nlohmann::json to_json(const TrainConfig& c) {
   return {{"model", c.model},       {"dataset", c.dataset},       {"data_dir", c.data_dir},
-          {"target", c.target},     {"val_split", c.val_split},
+          {"target", c.target},     {"val_split", c.val_split},   {"seq_len", c.seq_len},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
           {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
@@ -157,6 +164,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.data_dir = j.at("data_dir");
     c.target = j.value("target", "");
     c.val_split = j.value("val_split", 0.2);
+    if (j.contains("seq_len")) c.seq_len = integer_at(j, "seq_len", where);
     c.epochs = integer_at(j, "epochs", where);
     c.batch_size = integer_at(j, "batch_size", where);
     c.lr = j.at("lr");

@@ -23,10 +23,11 @@ class UsageError : public Error {
 
 struct TrainConfig {
   std::string model = "lenet";             // lenet, blitz-cnn, resnet18, mlp
-  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic, csv:FILE
+  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic, csv:FILE, text:PATH
   std::string data_dir;                    // empty: the dataset's default location
   std::string target;                      // csv:FILE: the column to predict (the others are the features)
   double val_split = 0.2;                  // csv:FILE: the share of rows held out (shuffled by --seed) to test on
+  int64_t seq_len = 64;                    // text:PATH: characters per training window
   int64_t epochs = 3;
   int64_t batch_size = 64;
   double lr = 0.01;

@@ -9,6 +9,7 @@
 #include "cohort/data/csv.h"
 #include "cohort/data/mnist.h"
 #include "cohort/data/subset.h"
+#include "cohort/data/text.h"
 #include "cohort/data/transforms.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
@@ -94,6 +95,20 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.images = false;
     d.features = table->feature_names();
     d.source = file;
+  } else if (config.dataset.starts_with("text:")) {
+    // The last tenth of the text is the validation set: held out whole, so no window of it was seen.
+    const std::string path = config.dataset.substr(5);
+    const std::string text = data::read_text_corpus(path);
+    const data::CharVocab vocab(text);
+    const size_t cut = text.size() - text.size() / 10;
+    if (with_train) d.train = std::make_shared<data::CharSequences>(std::string_view(text).substr(0, cut), vocab, config.seq_len);
+    d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
+    d.train_transform = d.test_transform = [](const Tensor& x, Generator&) { return x; };
+    d.image_size = config.seq_len;
+    d.images = false;
+    d.text = true;
+    d.prompt = text.substr(cut, 16);
+    d.source = path;
   } else {
     d.source = "generated (seed " + std::to_string(config.seed) + ")";
     if (with_train) d.train = std::make_shared<SyntheticImages>(4096, config.seed);

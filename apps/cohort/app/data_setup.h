@@ -19,6 +19,8 @@ struct DataSetup {
   int64_t channels = 1, image_size = 28;  // a table: channels = its features, image_size 1
   bool images = true;                      // false for a table: no picture of the predictions
   std::vector<std::string> features;       // a table's feature columns, in the model's input order
+  bool text = false;                       // character windows for a language model (classes: the characters)
+  std::string prompt;                      // text: the start of the validation text, to continue in samples
   std::string source;  // where the data came from, for the log
 };
 

@@ -34,20 +34,22 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
   int64_t correct = 0;
   for (const data::Batch& batch : loader) {
     Tensor logits = model.forward(batch.data);
-    COHORT_CHECK(logits.dim() == 2 && logits.size(1) == num_classes, "evaluate: the model must output [batch, ",
-                 num_classes, "] logits, got ", logits.sizes());
-    loss_sum += nn::functional::cross_entropy(logits, batch.target).item<double>() * static_cast<double>(batch.size());
+    // A language model predicts every position of a window: target [N, T], logits [N * T, V].
+    Tensor truth = batch.target.reshape({-1}).contiguous();
+    const int64_t n = truth.numel(), per_sample = n / std::max<int64_t>(batch.size(), 1);
+    COHORT_CHECK(logits.dim() == 2 && logits.size(0) == n && logits.size(1) == num_classes,
+                 "evaluate: the model must output [", n, ", ", num_classes, "] logits, got ", logits.sizes());
+    loss_sum += nn::functional::cross_entropy(logits, truth).item<double>() * static_cast<double>(n);
     Tensor predicted = logits.argmax(1).contiguous();
-    Tensor truth = batch.target.contiguous();
     const int64_t* p = predicted.data_ptr<int64_t>();
     const int64_t* t = truth.data_ptr<int64_t>();
-    for (int64_t i = 0; i < batch.size(); ++i) {
-      COHORT_CHECK(t[i] >= 0 && t[i] < num_classes, "evaluate: target ", t[i], " of sample ", batch.indices[i],
-                   " is not a class index in [0, ", num_classes, ")");
+    for (int64_t i = 0; i < n; ++i) {
+      COHORT_CHECK(t[i] >= 0 && t[i] < num_classes, "evaluate: target ", t[i], " of sample ",
+                   batch.indices[static_cast<size_t>(i / per_sample)], " is not a class index in [0, ", num_classes, ")");
       ++r.confusion[t[i]][p[i]];
       correct += p[i] == t[i];
     }
-    r.count += batch.size();
+    r.count += n;
   }
   if (was_training) model.train();
   if (r.count) {
@@ -70,7 +72,8 @@ nlohmann::json to_json(const EvalResult& r, const std::vector<std::string>& clas
 
 void write_eval_json(const std::filesystem::path& path, const EvalResult& result,
                      const std::vector<std::string>& classes) {
-  io::write_file(path, to_json(result, classes).dump(2) + "\n");
+  // A language model's classes are bytes, not all UTF-8 on their own: JSON gets U+FFFD for those.
+  io::write_file(path, to_json(result, classes).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void print_eval(std::ostream& out, const EvalResult& r, const std::vector<std::string>& classes) {

@@ -120,7 +120,8 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
     }
   }
   if (o.json)
-    out << nlohmann::json{{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}.dump(2) << "\n";
+    out << nlohmann::json{{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
   return 0;
 }
 

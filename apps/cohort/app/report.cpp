@@ -84,6 +84,9 @@ Metrics read_metrics(const fs::path& path) {
                           number(rec, "train_acc", where), number(rec, "test_loss", where),
                           number(rec, "test_acc", where), number(rec, "lr", where), number(rec, "seconds", where),
                           number(rec, "images_per_s", where)});
+      const auto sample = rec.find("sample");
+      if (sample != rec.end() && sample->is_string())
+        m.text_samples.emplace_back(static_cast<int64_t>(m.epochs.back().epoch) + 1, sample->get<std::string>());
     }
   }
   return m;
@@ -172,6 +175,17 @@ std::string samples_section(const fs::path& path) {
          "src=\"data:image/png;base64," + base64(png) + "\"></section>\n";
 }
 
+// A language model's text after each epoch, newest first (the last five).
+std::string text_samples_section(const Metrics& m) {
+  if (m.text_samples.empty()) return "";
+  std::string html = "<section><h2>Generated text</h2>";
+  const size_t n = m.text_samples.size();
+  for (size_t i = n; i-- > n - std::min<size_t>(n, 5);)
+    html += "<h3>after epoch " + std::to_string(m.text_samples[i].first) + "</h3><pre>" +
+            html_escape(escape_text(m.text_samples[i].second, /*keep_newlines=*/true)) + "</pre>";
+  return html + "</section>\n";
+}
+
 }  // namespace
 
 void write_report(const std::string& out_dir) {
@@ -199,6 +213,7 @@ void write_report(const std::string& out_dir) {
   html += epoch_table(m);
   html += eval_section(dir / "eval.json");
   html += samples_section(dir / "samples.png");
+  html += text_samples_section(m);
   html += "</main></body></html>\n";
   io::write_file(dir / "report.html", html);
 }

@@ -21,6 +21,7 @@ struct Metrics {
   nlohmann::ordered_json config = nlohmann::ordered_json::object();  // in the file's key order
   std::vector<Step> steps;
   std::vector<Epoch> epochs;
+  std::vector<std::pair<int64_t, std::string>> text_samples;  // a language model's generated text, by epoch
   std::string failure;  // why training stopped, from a "failure" record; empty when it did not fail
 };
 

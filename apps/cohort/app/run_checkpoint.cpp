@@ -201,7 +201,8 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
       {"rng", default_generator().get_state()},
   };
   const fs::path path = dir / checkpoint_name(p.step);
-  io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump()}});
+  // A path that is not UTF-8 is stored with U+FFFD (resume then names the path it cannot find).
+  io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}});
 
   // Only after the new one is safely in place are old ones deleted, and the temp files that killed
   // processes left behind (Note [Atomic writes]: "<name>.tmp.<pid>"); a live process's temp file may

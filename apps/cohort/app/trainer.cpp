@@ -58,6 +58,7 @@
 #include "cohort/ops/reduction.h"
 
 #include "app/evaluate.h"
+#include "app/generate.h"
 #include "app/interrupt.h"
 #include "app/progress.h"
 #include "app/report.h"
@@ -97,33 +98,38 @@ Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
 }
 
 // One optimizer step on `batch`, the `epoch`'s. Returns the batch's sums over the processes (Note
-// [Trainer processes]): its loss times its size, its correct predictions, its size and the stop votes
-// (Note [Interrupted training]). A loss that is not finite throws before the update, so no NaN
-// reaches the weights or a checkpoint.
+// [Trainer processes]): its loss times its predictions, its correct predictions, its predictions and
+// the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
+// model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
+// throws before the update, so no NaN reaches the weights or a checkpoint.
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
   Tensor logits = run.forward(batch.data);
+  const Tensor target = batch.target.reshape({-1});
+  const int64_t per_sample = target.numel() / std::max<int64_t>(batch.size(), 1);
   const double vote = interrupt_requested() ? 1 : 0;
   Tensor loss;
   std::vector<double> sums;
   if (Tensor weights = uneven_weights(run, batch); weights.defined()) {
-    Tensor losses = nn::functional::cross_entropy(logits, batch.target,
+    Tensor losses = nn::functional::cross_entropy(logits, target,
                                                   nn::functional::CrossEntropyOptions().reduction(kNone));
+    // A sample's weight is shared by its predictions.
+    weights = (weights / static_cast<double>(per_sample)).unsqueeze(1).expand({batch.size(), per_sample}).reshape({-1});
     loss = (losses * weights).sum();
     // The metrics count the real samples only.
     const Tensor each = losses.detach().contiguous(), predicted = logits.argmax(1).contiguous(),
-                 truth = batch.target.contiguous();
+                 truth = target.contiguous(), w = weights.contiguous();
     sums = {0, 0, 0, vote};
-    for (int64_t j = 0; j < batch.size(); ++j) {
-      if (weights.data_ptr<float>()[j] == 0) continue;
+    for (int64_t j = 0; j < target.numel(); ++j) {
+      if (w.data_ptr<float>()[j] == 0) continue;
       sums[0] += each.data_ptr<float>()[j];
       sums[1] += predicted.data_ptr<int64_t>()[j] == truth.data_ptr<int64_t>()[j];
       sums[2] += 1;
     }
   } else {
-    loss = nn::functional::cross_entropy(logits, batch.target);
-    sums = {loss.item<double>() * static_cast<double>(batch.size()),
-            static_cast<double>(logits.argmax(1).eq(batch.target).sum().item<int64_t>()),
-            static_cast<double>(batch.size()), vote};
+    loss = nn::functional::cross_entropy(logits, target);
+    sums = {loss.item<double>() * static_cast<double>(target.numel()),
+            static_cast<double>(logits.argmax(1).eq(target).sum().item<int64_t>()),
+            static_cast<double>(target.numel()), vote};
   }
   if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
   run.optimizer->zero_grad();
@@ -200,22 +206,35 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
   bar.close();
 }
 
-// The epoch's "epoch" record in metrics.jsonl and its line on stdout.
+// The epoch's "epoch" record in metrics.jsonl and its line on stdout; for a language model also
+// the validation loss in bits per character and its perplexity, and a sample of generated text.
 void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
   const TrainProgress& p = run.progress;
   const double train_loss = p.loss_sum / static_cast<double>(std::max<int64_t>(p.seen, 1));
   const double train_acc = static_cast<double>(p.correct) / static_cast<double>(std::max<int64_t>(p.seen, 1));
   const double images_per_s = static_cast<double>(p.seen) / std::max(p.epoch_seconds, 1e-9);
-  if (run.metrics)
-    run.metrics->write({{"kind", "epoch"}, {"epoch", epoch}, {"step", p.step}, {"train_loss", train_loss},
-                        {"train_acc", train_acc}, {"test_loss", test.loss}, {"test_acc", test.accuracy},
-                        {"lr", run.optimizer->get_lr()}, {"seconds", p.epoch_seconds},
-                        {"images_per_s", images_per_s}});
+  nlohmann::json record = {{"kind", "epoch"}, {"epoch", epoch}, {"step", p.step}, {"train_loss", train_loss},
+                           {"train_acc", train_acc}, {"test_loss", test.loss}, {"test_acc", test.accuracy},
+                           {"lr", run.optimizer->get_lr()}, {"seconds", p.epoch_seconds},
+                           {"images_per_s", images_per_s}};
+  std::string text_line;
+  if (run.data.text && run.talk) {
+    const double bpc = test.loss / std::log(2.0);
+    const std::string sample = generate_text(*run.model, data::CharVocab(run.data.classes), run.data.prompt, 200, 0.8,
+                                             run.config.seed + static_cast<uint64_t>(epoch), run.config.seq_len);
+    record["test_bpc"] = bpc;
+    record["test_perplexity"] = std::exp(test.loss);
+    record["sample"] = sample;
+    text_line = " | test " + fixed(bpc, 3) + " bits/char, perplexity " + fixed(std::exp(test.loss), 2) +
+                "\nsample: " + escape_text(sample);
+  }
+  if (run.metrics) run.metrics->write(record);
+  const char* unit = run.data.text ? " characters/s" : run.data.images ? " images/s" : " rows/s";
   if (run.talk)
     std::cout << "epoch " << epoch + 1 << "/" << run.config.epochs << ": train loss " << fixed(train_loss, 4)
               << " acc " << fixed(100 * train_acc, 2) << "% | test loss " << fixed(test.loss, 4) << " acc "
               << fixed(100 * test.accuracy, 2) << "% | " << fixed(p.epoch_seconds, 1) << " s, "
-              << fixed(images_per_s, 0) << (run.data.images ? " images/s" : " rows/s") << std::endl;
+              << fixed(images_per_s, 0) << unit << text_line << std::endl;
 }
 
 // What a finished run leaves beside its report: samples.png (for images) and eval.json.

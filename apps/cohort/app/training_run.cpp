@@ -146,7 +146,9 @@ void announce(const TrainingRun& run) {
   const TrainConfig& config = run.config;
   const int world = run.ranks.world_size();
   std::cerr << "cohort: training " << config.model << " on " << config.dataset << " (" << run.data.train->size()
-            << " train, " << run.data.test->size() << (run.data.images ? " test images from " : " test rows from ") << run.data.source << "), "
+            << " train, " << run.data.test->size()
+            << (run.data.text ? " test windows of " + std::to_string(config.seq_len) + " characters from "
+                : run.data.images ? " test images from " : " test rows from ") << run.data.source << "), "
             << get_num_threads() << " threads on " << config.devices
             << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string()) << ", output in "
             << run.out.string() << "\n";

@@ -1,0 +1,95 @@
+// A character-level language model end to end: `cohort train --model char-lstm --dataset text:PATH`
+// (bits per character, perplexity and a generated sample per epoch, in the log, metrics.jsonl and the
+// report), `cohort generate` from its checkpoint, and the flags' errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/generate.h"
+#include "run_cohort.h"
+#include "support/error_of.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::error_of;
+using testing::fresh_test_dir;
+using testing::run_cohort;
+using testing::text_of;
+namespace fs = std::filesystem;
+
+TEST(LanguageModel, TrainsOnTextAndGenerates) {
+  const fs::path dir = fresh_test_dir("lm", "trains");
+  fs::create_directories(dir / "corpus");
+  {
+    // A text with much to learn quickly: the same few lines over and over.
+    std::ofstream out(dir / "corpus" / "lines");
+    for (int i = 0; i < 200; ++i) out << "the cat sat on the mat.\nthe dog ate the log.\n";
+  }
+  const fs::path out = dir / "run";
+  auto [code, err] = run_cohort({"train", "--model", "char-lstm", "--dataset", "text:" + (dir / "corpus").string(),
+                                 "--seq-len", "32", "--epochs", "3", "--batch-size", "16", "--optimizer", "adam",
+                                 "--lr", "0.01", "--out", out.string(), "--no-progress"});
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("test windows of 32 characters from " + (dir / "corpus").string()));
+
+  std::vector<nlohmann::json> epochs;
+  std::istringstream lines(text_of(out / "metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    auto record = nlohmann::json::parse(line);
+    if (record.value("kind", "") == "epoch") epochs.push_back(record);
+  }
+  ASSERT_EQ(epochs.size(), 3u);
+  const nlohmann::json& last = epochs.back();
+  EXPECT_NEAR(last.at("test_bpc").get<double>(), last.at("test_loss").get<double>() / std::log(2.0), 1e-9);
+  EXPECT_LT(last.at("test_bpc").get<double>(), 1.0);  // two repeated lines are nearly predictable
+  const std::string corpus = text_of(dir / "corpus" / "lines");
+  EXPECT_TRUE(last.at("sample").get<std::string>().starts_with(corpus.substr(corpus.size() - corpus.size() / 10, 16)))
+      << "the sample continues the start of the validation text";
+  EXPECT_THAT(text_of(out / "report.html"), HasSubstr("<h2>Generated text</h2>"));
+  EXPECT_FALSE(fs::exists(out / "samples.png"));
+
+  app::GenerateOptions o;
+  o.checkpoint = out.string();
+  o.prompt = "the d";
+  o.length = 40;
+  o.temperature = 0;
+  std::ostringstream a, b;
+  app::run_generate(o, a);
+  app::run_generate(o, b);
+  EXPECT_EQ(a.str(), b.str());
+  EXPECT_TRUE(a.str().starts_with("the dog ate the log.")) << a.str();
+
+  o.prompt = "the Q";
+  EXPECT_THAT(error_of([&] { app::run_generate(o, a); }), HasSubstr("'Q' (position 4) is not one of the"));
+  fs::remove_all(dir);
+}
+
+TEST(LanguageModel, FlagsThatDoNotFitAreUsageErrors) {
+  const fs::path dir = fresh_test_dir("lm", "flags");
+  fs::create_directories(dir);
+  std::ofstream(dir / "t.txt") << "abc";
+  auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
+    args.insert(args.begin(), "train");
+    args.insert(args.end(), {"--out", (dir / "run").string(), "--no-progress"});
+    auto [code, err] = run_cohort(args);
+    EXPECT_EQ(code, 2) << err;
+    EXPECT_THAT(err, HasSubstr(message));
+  };
+  const std::string text = "text:" + (dir / "t.txt").string();
+  expect_usage({"--model", "lenet", "--dataset", text}, "--model 'lenet' is not a language model");
+  expect_usage({"--model", "char-lstm", "--dataset", "synthetic"}, "--model 'char-lstm' is a language model");
+  expect_usage({"--model", "char-lstm", "--dataset", text, "--seq-len", "0"}, "--seq-len must be at least 1, got 0");
+  auto [code, err] = run_cohort({"train", "--model", "char-lstm", "--dataset", text, "--out", (dir / "run").string(),
+                                 "--no-progress"});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("a window needs seq_len + 1 = 65 characters, the text has 3"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cohort
