@@ -103,10 +103,35 @@ Tensor to_uint8_hwc(const Tensor& chw_float) {
 
 namespace detail {
 
+namespace {
+
+// stb_image memcpy's an empty IDAT chunk from a null buffer (undefined behaviour, found by fuzz_png); such
+// chunks are legal but carry nothing, so a copy without them is decoded instead. Empty when there are none.
+std::vector<uint8_t> without_empty_idat(const uint8_t* data, size_t size) {
+  std::vector<uint8_t> out;
+  size_t pos = 8, copied = 0;
+  while (pos + 12 <= size) {
+    const uint32_t length = uint32_t{data[pos]} << 24 | uint32_t{data[pos + 1]} << 16 | uint32_t{data[pos + 2]} << 8 |
+                            uint32_t{data[pos + 3]};
+    if (length > size - pos - 12) break;  // stb reports the truncation
+    if (length == 0 && std::memcmp(data + pos + 4, "IDAT", 4) == 0) {
+      out.insert(out.end(), data + copied, data + pos);
+      copied = pos + 12;
+    }
+    pos += 12 + length;
+  }
+  if (copied > 0) out.insert(out.end(), data + copied, data + size);
+  return out;
+}
+
+}  // namespace
+
 Tensor decode_png(const uint8_t* data, size_t size, int64_t max_pixels, const std::string& op,
                   const std::string& name) {
   COHORT_CHECK(size <= static_cast<size_t>(INT32_MAX), op, ": ", escape_text(name), ": the file is too large (",
                size, " bytes)");
+  const std::vector<uint8_t> cleaned = without_empty_idat(data, size);
+  if (!cleaned.empty()) data = cleaned.data(), size = cleaned.size();
   const int n = static_cast<int>(size);
   int w = 0, h = 0, c = 0;
   // The header first: a few bytes can declare a 65535 x 65535 image.

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -131,6 +132,33 @@ TEST_F(ReadImageErrors, NameTheFileAndTheFault) {
   const auto bad = bytes_of(kDir + "rgb.png");
   EXPECT_THAT(error_of([&] { io::decode_image(bad.data(), 20, {}, "upload\x1b"); }),
               HasSubstr("decode_image: upload\\x1b: not a readable PNG file"));
+}
+
+// Inputs fuzz_png found: decoding them is an image or a cohort::Error (and, under the sanitizers,
+// no undefined behaviour).
+TEST(ReadImage, FuzzFindingsDecodeOrThrow) {
+  // An empty IDAT chunk before the data: stb_image would memcpy from a null pointer.
+  const std::vector<uint8_t> empty_idat = {
+      0x47, 0x89, 0x50, 0x4e, 0x47, 0xd,  0xa,  0x1a, 0xa,  0x0,  0x0,  0x0,  0xd,  0x49, 0x48, 0x44, 0x52, 0x0,
+      0x0,  0x0,  0x14, 0x0,  0x0,  0x0,  0xc,  0x4,  0x6,  0x0,  0x0,  0x0,  0x90, 0x22, 0x80, 0xc8, 0x0,  0x0,
+      0x0,  0x30, 0x50, 0x4c, 0x54, 0x45, 0xe3, 0xe9, 0xaa, 0xd7, 0x0,  0x1a, 0xa,  0x0,  0x0,  0x0,  0xd,  0x49,
+      0xc3, 0x44, 0x8e, 0xd,  0x49, 0x89, 0x50, 0x10, 0x0,  0x0,  0x0,  0x0,  0x0,  0xd,  0xd,  0x49, 0x44, 0x41,
+      0x54, 0x53, 0x47, 0xd,  0xa,  0x89, 0xf8, 0x35, 0x54, 0x45, 0x8e, 0x8e, 0x8e, 0x8e, 0xd,  0x49, 0x89, 0x50,
+      0xff, 0x1,  0x0,  0x0,  0x0,  0x0,  0x0,  0x0,  0x49, 0x44, 0x41, 0x54, 0x53, 0x47, 0xd,  0xa,  0x89, 0xf8,
+      0x55, 0xe9, 0xaa, 0x0};
+  // fuzz_png's first byte chose the mode; the file is the rest.
+  for (auto mode : {io::ImageMode::kRGB, io::ImageMode::kGray, io::ImageMode::kUnchanged}) {
+    try {
+      io::decode_image(empty_idat.data() + 1, empty_idat.size() - 1, io::ImageReadOptions().mode(mode));
+    } catch (const Error&) {
+    }
+  }
+  // A valid file with an empty IDAT chunk inserted before its data decodes as before.
+  auto png = bytes_of(kDir + "rgb.png");
+  const size_t idat = std::search(png.begin(), png.end(), std::begin("IDAT"), std::end("IDAT") - 1) - png.begin() - 4;
+  const uint8_t empty_chunk[12] = {0, 0, 0, 0, 'I', 'D', 'A', 'T', 0x35, 0xaf, 0x06, 0x1e};
+  png.insert(png.begin() + static_cast<std::ptrdiff_t>(idat), empty_chunk, empty_chunk + 12);
+  EXPECT_EQ(max_diff(io::decode_image(png.data(), png.size()), io::read_image(kDir + "rgb.png")), 0);
 }
 
 TEST(ReadImage, KnowsImageExtensions) {
