@@ -110,15 +110,15 @@ namespace {
 std::vector<uint8_t> without_empty_idat(const uint8_t* data, size_t size) {
   std::vector<uint8_t> out;
   size_t pos = 8, copied = 0;
-  while (pos + 12 <= size) {
+  while (pos + 8 <= size) {  // a chunk: length, type, data, CRC (the last chunk may be cut short)
     const uint32_t length = uint32_t{data[pos]} << 24 | uint32_t{data[pos + 1]} << 16 | uint32_t{data[pos + 2]} << 8 |
                             uint32_t{data[pos + 3]};
-    if (length > size - pos - 12) break;  // stb reports the truncation
     if (length == 0 && std::memcmp(data + pos + 4, "IDAT", 4) == 0) {
       out.insert(out.end(), data + copied, data + pos);
-      copied = pos + 12;
+      copied = std::min(pos + 12, size);
     }
-    pos += 12 + length;
+    if (length > size - pos - 8) break;  // stb reports the truncation
+    pos += 12 + size_t{length};
   }
   if (copied > 0) out.insert(out.end(), data + copied, data + size);
   return out;

@@ -49,6 +49,9 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--data-dir", c.data_dir,
                  "Directory with the dataset's files (default: /usr/share/datasets/fashion-mnist for "
                  "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin)");
+  cmd.add_option("--val-dir", c.val_dir, "--dataset folder: the validation images (an ImageFolder tree)");
+  cmd.add_option("--val-split", c.val_split, "--dataset folder: hold out this fraction of the training folder instead");
+  cmd.add_option("--image-size", c.image_size, "--dataset folder: resize images to N x N (0: 64)")->capture_default_str();
   cmd.add_option("--epochs", c.epochs, "Passes over the training set")->capture_default_str();
   cmd.add_option("--batch-size", c.batch_size, "Images per optimizer step")->capture_default_str();
   cmd.add_option("--lr", c.lr, "Learning rate (the peak rate for --scheduler onecycle)")->capture_default_str();
@@ -105,7 +108,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
     std::replace(key.begin(), key.end(), '-', '_');
     if (key == "epochs" || key == "threads" || key == "workers" || key == "devices" || key == "progress" || key == "resume" ||
         key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help" ||
-        key == "data_dir")
+        key == "data_dir" || key == "val_dir")
       continue;
     if (key == "out") {
       if (std::filesystem::path(given.out).lexically_normal() != run_dir.lexically_normal())
@@ -121,6 +124,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   }
   // Where the data is may change (it moved, or the run goes on on another machine); what it is may not.
   if (cmd.get_option("--data-dir")->count()) c.data_dir = given.data_dir;
+  if (cmd.get_option("--val-dir")->count()) c.val_dir = given.val_dir;
   if (cmd.get_option("--epochs")->count()) c.epochs = given.epochs;
   if (cmd.get_option("--workers")->count()) c.workers = given.workers;
   if (cmd.get_option("--devices")->count()) {
@@ -296,6 +300,14 @@ int run_command(std::vector<std::string> args) {
       throw UsageError("cohort train: --overwrite starts a new run and --resume continues one; give one of them");
     // Absolute, so the run can be resumed from another working directory (the checkpoint stores it);
     // a new run stores the default too (CIFAR-10's is relative).
+    // --dataset folder:DIR is --dataset folder --data-dir DIR (ImageFolder trees).
+    if (config.dataset.rfind("folder:", 0) == 0) {
+      if (!config.data_dir.empty())
+        throw UsageError("cohort train: --dataset folder:DIR names the directory already; leave --data-dir out");
+      config.data_dir = config.dataset.substr(7);
+      config.dataset = "folder";
+    }
+    if (!config.val_dir.empty()) config.val_dir = absolute_dir(config.val_dir);
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
     if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);

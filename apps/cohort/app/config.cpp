@@ -14,7 +14,7 @@
 
 namespace cohort::app {
 
-const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic"};
+const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic", "folder"};
 const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"};
 const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
 
@@ -71,6 +71,13 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   s.check(workers >= 0, "--workers", "must be at least 0, got ", workers);
   s.check(workers <= kMaxThreads, "--workers", "must be at most ", kMaxThreads, ", got ", workers,
           "; hint: a few data-loading threads per core keep any model fed");
+  s.check(std::isfinite(val_split) && val_split >= 0 && val_split < 1, "--val-split", "must be in [0, 1), got ",
+          val_split);
+  s.check(image_size >= 0 && image_size <= 4096, "--image-size", "must be from 0 (64) to 4096, got ", image_size);
+  if (dataset == "folder")
+    s.check((val_split > 0) != !val_dir.empty(), "--val-dir",
+            "or --val-split: give exactly one for --dataset folder (the validation images), got ",
+            val_dir.empty() ? "neither" : "both");
   s.check(limit >= 0, "--limit", "must be at least 0 (0 = everything), got ", limit);
   s.check(checkpoint_every >= 0, "--checkpoint-every", "must be at least 0 (0 = each epoch), got ", checkpoint_every);
   s.check(keep_checkpoints >= 1, "--keep-checkpoints", "must be at least 1, got ", keep_checkpoints);
@@ -123,6 +130,7 @@ std::vector<Device> parse_devices(const std::string& spec) {
 
 nlohmann::json to_json(const TrainConfig& c) {
   return {{"model", c.model},       {"dataset", c.dataset},       {"data_dir", c.data_dir},
+          {"val_dir", c.val_dir},   {"val_split", c.val_split},   {"image_size", c.image_size},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
           {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
@@ -146,6 +154,9 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.model = j.at("model");
     c.dataset = j.at("dataset");
     c.data_dir = j.at("data_dir");
+    c.val_dir = j.value("val_dir", std::string());  // absent in checkpoints of older versions
+    c.val_split = j.value("val_split", 0.0);
+    c.image_size = j.contains("image_size") ? integer_at(j, "image_size", where) : 0;
     c.epochs = integer_at(j, "epochs", where);
     c.batch_size = integer_at(j, "batch_size", where);
     c.lr = j.at("lr");

@@ -23,8 +23,11 @@ class UsageError : public Error {
 
 struct TrainConfig {
   std::string model = "lenet";             // lenet, blitz-cnn, resnet18, mlp
-  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic
+  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic, folder
   std::string data_dir;                    // empty: the dataset's default location
+  std::string val_dir;                     // folder: the validation ImageFolder (or val_split)
+  double val_split = 0;                    // folder: this fraction of data_dir is held out for validation
+  int64_t image_size = 0;                  // folder: images are resized to image_size^2 (0: 64)
   int64_t epochs = 3;
   int64_t batch_size = 64;
   double lr = 0.01;

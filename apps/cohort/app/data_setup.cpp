@@ -6,6 +6,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/data/cifar10.h"
+#include "cohort/data/image_folder.h"
 #include "cohort/data/mnist.h"
 #include "cohort/data/transforms.h"
 #include "cohort/ops/creation.h"
@@ -68,6 +69,38 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.test_transform = normalized(mean, std);
     d.channels = 3;
     d.image_size = 32;
+  } else if (config.dataset == "folder") {
+    check_dir(command, dir, "image folder", "pass --dataset folder:DIR with DIR/<class>/<image>.jpg|png");
+    // Decoded at (at least) twice the size asked for: big photos cost little (DCT-domain scaling).
+    const int64_t size = config.image_size > 0 ? config.image_size : 64;
+    const auto read = io::ImageReadOptions().min_size(2 * size);
+    auto all = std::make_shared<data::ImageFolder>(dir, data::Transform{}, read);
+    if (!config.val_dir.empty()) {
+      check_dir(command, config.val_dir, "validation", "pass --val-dir with the same class folders as the training set");
+      auto val = std::make_shared<data::ImageFolder>(config.val_dir, data::Transform{}, read);
+      COHORT_CHECK(val->classes() == all->classes(), command, ": the validation folder ", escape_text(config.val_dir),
+                   " has ", val->classes().size(), " classes and the training folder ", escape_text(dir), " ",
+                   all->classes().size(), "; they must hold the same class folders");
+      if (with_train) d.train = all;
+      d.test = val;
+    } else {
+      // A fixed shuffle of the files (from the run's seed), its first val_split share held out.
+      std::vector<int64_t> order(static_cast<size_t>(all->size()));
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+      std::mt19937_64 rng(config.seed ^ 0x5eed5eed5eed5eedULL);
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+      const auto held = std::max<size_t>(1, static_cast<size_t>(config.val_split * static_cast<double>(order.size())));
+      COHORT_CHECK(held < order.size(), command, ": --val-split ", config.val_split, " of ", order.size(),
+                   " images leaves none to train on");
+      if (with_train) d.train = std::make_shared<Subset>(all, std::vector<int64_t>(order.begin() + held, order.end()));
+      d.test = std::make_shared<Subset>(all, std::vector<int64_t>(order.begin(), order.begin() + held));
+    }
+    const std::vector<double> mean{0.485, 0.456, 0.406}, std{0.229, 0.224, 0.225};  // ImageNet's, as torchvision
+    d.train_transform = tf::Compose({tf::Resize({size, size}), tf::RandomHorizontalFlip(), tf::ToTensor(),
+                                     tf::Normalize(mean, std)});
+    d.test_transform = tf::Compose({tf::Resize({size, size}), tf::ToTensor(), tf::Normalize(mean, std)});
+    d.channels = 3;
+    d.image_size = size;
   } else {
     d.source = "generated (seed " + std::to_string(config.seed) + ")";
     if (with_train) d.train = std::make_shared<SyntheticImages>(4096, config.seed);
@@ -131,6 +164,18 @@ data::Example<> Prefix::get(int64_t index) const {
   COHORT_CHECK_AS(IndexError, index >= 0 && index < n_, "Prefix::get: index ", index,
                   " is out of range for a dataset of ", n_, " examples");
   return base_->get(index);
+}
+
+Subset::Subset(std::shared_ptr<const data::IndexedDataset> base, std::vector<int64_t> indices)
+    : base_(std::move(base)), indices_(std::move(indices)) {
+  for (int64_t i : indices_)
+    COHORT_CHECK(i >= 0 && i < base_->size(), "Subset: index ", i, " is out of range for a dataset of ", base_->size());
+}
+
+data::Example<> Subset::get(int64_t index) const {
+  COHORT_CHECK_AS(IndexError, index >= 0 && index < size(), "Subset::get: index ", index,
+                  " is out of range for a dataset of ", size(), " examples");
+  return base_->get(indices_[static_cast<size_t>(index)]);
 }
 
 }  // namespace cohort::app

@@ -47,6 +47,19 @@ class SyntheticImages : public data::IndexedDataset {
   std::vector<Tensor> prototypes_;  // one float image per class
 };
 
+// The examples of another dataset at `indices`, in that order.
+class Subset : public data::IndexedDataset {
+ public:
+  Subset(std::shared_ptr<const data::IndexedDataset> base, std::vector<int64_t> indices);
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+  data::Example<> get(int64_t index) const override;
+  std::vector<std::string> classes() const override { return base_->classes(); }
+
+ private:
+  std::shared_ptr<const data::IndexedDataset> base_;
+  std::vector<int64_t> indices_;
+};
+
 // The first `n` examples of another dataset.
 class Prefix : public data::IndexedDataset {
  public:
