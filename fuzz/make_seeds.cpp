@@ -149,6 +149,11 @@ int main(int argc, char** argv) {
                                                    scheduler);
     put("run_checkpoint", text(io::load_safetensors_metadata(file).at("cohort.run")));
   }
+  // The decoder fixtures (tests/fixtures/generate_images.py): every kind of JPEG and PNG read_image handles.
+  for (const auto& e : fs::directory_iterator(COHORT_FIXTURES_DIR "/images")) {
+    const std::string ext = e.path().extension().string();
+    if (ext == ".jpg" || ext == ".png") put(ext == ".jpg" ? "jpeg" : "png", read(e.path()));
+  }
   fs::remove_all(tmp);
   std::cout << "make_seeds: wrote the seed corpora in " << out_root.string() << "\n";
 }

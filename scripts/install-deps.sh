@@ -9,6 +9,8 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev   # oneDNN's CMake config needs OpenCL (only "Recommended")
   zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
   libzip-dev                       # io: reading PyTorch's torch.save files (zip archives)
+  libturbojpeg0-dev                # io::read_image: JPEG (TurboJPEG API, DCT-domain downscaling)
+  python3-pil                      # scripts/make_shapes_dataset.py; decoder fixtures (tests/fixtures)
   libgloo-dev                      # distributed: the Gloo process group (TCP transport, file/Redis store)
   redis-server iproute2            # tests/apps/two_machines_test: a Redis store, network namespaces
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -21,7 +23,7 @@ packages=(
 for arg in "$@"; do
   case $arg in
     # OpenBLAS: without it Debian's torch runs matmuls on the reference BLAS, 40x slower, an unfair peer.
-    --oracle) packages+=(python3-torch libopenblas0-pthread) ;;
+    --oracle) packages+=(python3-torch python3-torchvision libopenblas0-pthread) ;;
     -h|--help) echo "usage: $0 [--oracle]"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg'; usage: $0 [--oracle]" >&2; exit 2 ;;
   esac

@@ -8,17 +8,14 @@
 
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
+#include "data/transform_draws.h"
 
 namespace cohort::data::transforms {
 
 namespace {
 
-// Draws are built from next_u64 alone (not std:: distributions, whose output differs between
-// standard libraries), so a seed gives the same crops and flips everywhere.
-int64_t draw_below(Generator& gen, int64_t n) {  // uniform in [0, n), n >= 1
-  return static_cast<int64_t>((static_cast<unsigned __int128>(gen.next_u64()) * static_cast<uint64_t>(n)) >> 64);
-}
-double draw_unit(Generator& gen) { return static_cast<double>(gen.next_u64() >> 11) * 0x1.0p-53; }  // [0, 1)
+using detail::draw_below;
+using detail::draw_unit;
 
 // Rows of contiguous [..., H, W] tensors, `out` = `in` reversed; T only carries the element size.
 template <class T>
@@ -167,6 +164,16 @@ data::Transform RandomHorizontalFlip(double p) {
   return [p](const Tensor& x, Generator& gen) -> Tensor {
     COHORT_CHECK(x.dim() >= 2, "RandomHorizontalFlip: expected an image [..., H, W], got shape ", x.sizes());
     if (!(draw_unit(gen) < p)) return x;
+    if (x.dtype() == kUInt8 && x.dim() == 3) {  // an HWC image: W is dim 1; rows of W pixels of C bytes
+      Tensor in = x.contiguous();
+      Tensor out = empty(in.sizes(), in.options());
+      const int64_t h = in.size(0), w = in.size(1), c = in.size(2);
+      const uint8_t* src = in.data_ptr<uint8_t>();
+      uint8_t* dst = out.data_ptr<uint8_t>();
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t i = 0; i < w; ++i) std::memcpy(dst + (y * w + i) * c, src + (y * w + w - 1 - i) * c, c);
+      return out;
+    }
     Tensor in = x.contiguous();
     Tensor out = empty(in.sizes(), in.options());
     switch (in.element_size()) {

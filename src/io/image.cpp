@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "cohort/ops/creation.h"
 #include "io/file_util.h"
+#include "io/image_codec.h"
 
 // The stb headers are C written for many compilers; their warnings are not ours.
 #pragma GCC diagnostic push
@@ -99,19 +101,60 @@ Tensor to_uint8_hwc(const Tensor& chw_float) {
   return out;
 }
 
+namespace detail {
+
+namespace {
+
+// stb_image memcpy's an empty IDAT chunk from a null buffer (undefined behaviour, found by fuzz_png); such
+// chunks are legal but carry nothing, so a copy without them is decoded instead. Empty when there are none.
+std::vector<uint8_t> without_empty_idat(const uint8_t* data, size_t size) {
+  std::vector<uint8_t> out;
+  size_t pos = 8, copied = 0;
+  while (pos + 8 <= size) {  // a chunk: length, type, data, CRC (the last chunk may be cut short)
+    const uint32_t length = uint32_t{data[pos]} << 24 | uint32_t{data[pos + 1]} << 16 | uint32_t{data[pos + 2]} << 8 |
+                            uint32_t{data[pos + 3]};
+    if (length == 0 && std::memcmp(data + pos + 4, "IDAT", 4) == 0) {
+      out.insert(out.end(), data + copied, data + pos);
+      copied = std::min(pos + 12, size);
+    }
+    if (length > size - pos - 8) break;  // stb reports the truncation
+    pos += 12 + size_t{length};
+  }
+  if (copied > 0) out.insert(out.end(), data + copied, data + size);
+  return out;
+}
+
+}  // namespace
+
+Tensor decode_png(const uint8_t* data, size_t size, int64_t max_pixels, const std::string& op,
+                  const std::string& name) {
+  COHORT_CHECK(size <= static_cast<size_t>(INT32_MAX), op, ": ", escape_text(name), ": the file is too large (",
+               size, " bytes)");
+  const std::vector<uint8_t> cleaned = without_empty_idat(data, size);
+  if (!cleaned.empty()) data = cleaned.data(), size = cleaned.size();
+  const int n = static_cast<int>(size);
+  int w = 0, h = 0, c = 0;
+  // The header first: a few bytes can declare a 65535 x 65535 image.
+  COHORT_CHECK(stbi_info_from_memory(data, n, &w, &h, &c) != 0, op, ": ", escape_text(name),
+               ": not a readable PNG file (", escape_text(stbi_failure_reason()), ")");
+  COHORT_CHECK(int64_t{w} * h <= max_pixels, op, ": ", escape_text(name), ": the PNG declares a ", w, "x", h,
+               " image, more than max_pixels (", max_pixels, ")");
+  stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &c, 0);
+  COHORT_CHECK(pixels != nullptr, op, ": ", escape_text(name), ": not a readable PNG file (",
+               escape_text(stbi_failure_reason()), ")");
+  std::unique_ptr<stbi_uc, void (*)(void*)> owner(pixels, stbi_image_free);
+  Tensor out = empty({h, w, c}, TensorOptions(kUInt8));
+  std::memcpy(out.data_ptr<uint8_t>(), pixels, static_cast<size_t>(h) * w * c);
+  return out;
+}
+
+}  // namespace detail
+
 Tensor read_png(const std::string& path) {
   detail::FileReader file(path, "read_png");
   std::vector<unsigned char> bytes(file.size());
   file.read(0, bytes.data(), bytes.size());
-  COHORT_CHECK(bytes.size() <= static_cast<size_t>(INT32_MAX), "read_png: ", path, ": the file is too large (",
-               bytes.size(), " bytes)");
-  int w = 0, h = 0, c = 0;
-  stbi_uc* pixels = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &c, 0);
-  if (pixels == nullptr) file.fail(std::string("not a readable PNG file: ") + stbi_failure_reason());
-  Tensor out = empty({h, w, c}, TensorOptions(kUInt8));
-  std::memcpy(out.data_ptr<uint8_t>(), pixels, static_cast<size_t>(h) * w * c);
-  stbi_image_free(pixels);
-  return out;
+  return detail::decode_png(bytes.data(), bytes.size(), int64_t{1} << 28, "read_png", path);
 }
 
 int64_t text_width(const std::string& text, int scale) {

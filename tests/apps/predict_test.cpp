@@ -1,5 +1,5 @@
-// `cohort predict`: top-k classes of a trained checkpoint for PNG files (grey or RGB, converted to
-// the model's channels) and for CSV rows, as text and JSON; errors name the input.
+// `cohort predict`: top-k classes of a trained checkpoint for image files (grey or RGB, converted to
+// the model's channels, resized to its size) and for CSV rows, as text and JSON; errors name the input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include "app/data_setup.h"
 #include "app/predict.h"
 #include "cohort/data/transforms.h"
+#include "cohort/data/vision_transforms.h"
 #include "cohort/io/image.h"
 #include "cohort/ops/creation.h"
 #include "run_cohort.h"
@@ -85,12 +86,23 @@ TEST_F(Predict, ImagesGetTheirClassesAsTextAndJson) {
   EXPECT_GE(right, 5);  // two epochs learn the synthetic classes (test accuracy above 95%)
 }
 
-TEST_F(Predict, InputsThatDoNotFitAreErrorsNamingThem) {
+TEST_F(Predict, ImagesOfAnotherSizeAreResizedAndBadInputsNamed) {
+  // A test image enlarged to 56x84: resized back to the model's 28x28, it keeps its class.
+  app::SyntheticImages images(1024, 1);
+  data::Example<> e = images.get(0);
   const std::string big = (dir_ / "big.png").string();
-  io::write_png(big, zeros({30, 28, 1}, kUInt8));
+  Generator unused;
+  io::write_png(big, data::transforms::Resize({84, 56})(e.data, unused));
   app::PredictOptions o;
   o.inputs = {big};
-  EXPECT_THAT(error_of([&] { predict(o); }), HasSubstr("big.png: the image is 28x30, the model takes 28x28"));
+  o.top_k = 1;
+  o.json = true;
+  EXPECT_EQ(nlohmann::json::parse(predict(o)).at("predictions")[0].at("top")[0].at("index"), e.target.item<int64_t>());
+
+  const std::string bad = (dir_ / "bad.png").string();
+  std::ofstream(bad) << "not a png";
+  o.inputs = {bad};
+  EXPECT_THAT(error_of([&] { predict(o); }), HasSubstr("bad.png"));
   o.inputs = {(dir_ / "missing.png").string()};
   EXPECT_THAT(error_of([&] { predict(o); }), HasSubstr("missing.png"));
   o.inputs = {};

@@ -80,13 +80,13 @@ TEST(TableDataset, FlagsThatDoNotFitATableAreUsageErrors) {
     EXPECT_EQ(code, 2) << err;
     EXPECT_THAT(err, HasSubstr(message));
   };
-  expect_usage({"--model", "mlp", "--dataset", csv}, "--target is needed with a csv: dataset");
+  expect_usage({"--model", "mlp", "--dataset", csv}, "--target is needed with --dataset csv:FILE");
   expect_usage({"--model", "lenet", "--dataset", csv, "--target", "label"},
-               "--model 'lenet' needs images; a table (--dataset csv:...) trains with --model mlp");
+               "--model 'lenet' needs images; a table (--dataset csv:FILE) trains with --model mlp");
   expect_usage({"--model", "mlp", "--dataset", csv, "--target", "label", "--val-split", "1"},
-               "--val-split must be in (0, 1), got 1");
-  expect_usage({"--dataset", "synthetic", "--target", "label"}, "--target is only for a csv: dataset");
-  expect_usage({"--model", "mlp", "--dataset", "csv:"}, "csv: must name a file");
+               "--val-split must be in [0, 1), got 1");
+  expect_usage({"--dataset", "synthetic", "--target", "label"}, "--target is only for --dataset csv:FILE");
+  expect_usage({"--model", "mlp", "--dataset", "csv:"}, "--dataset csv: must name a path");
 
   auto [code, err] = run_cohort({"train", "--model", "mlp", "--dataset", csv, "--target", "colour", "--out",
                                  (dir / "run2").string(), "--no-progress"});

@@ -48,16 +48,22 @@ const CLI::Validator kUnsigned(
 void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--model", c.model, "Network to train: " + join_names(models::names()))->capture_default_str();
   cmd.add_option("--dataset", c.dataset,
-                 "Dataset: " + join_names(kDatasets) +
-                     ", csv:FILE (a table with a header row; with --target) or text:PATH (a file or a directory "
-                     "of text, for char-lstm)")
+                 "Dataset: fashion-mnist, mnist, cifar10, synthetic; folder:DIR (your images, DIR/<class>/<image>), "
+                 "csv:FILE (a table with a header row; with --target) or text:PATH (a text file or a directory of "
+                 "them, for char-lstm)")
       ->capture_default_str();
-  cmd.add_option("--target", c.target, "csv:FILE: the column to predict (a class per distinct value)");
-  cmd.add_option("--val-split", c.val_split, "csv:FILE: the share of rows held out to test on")->capture_default_str();
-  cmd.add_option("--seq-len", c.seq_len, "text:PATH: characters per training window")->capture_default_str();
   cmd.add_option("--data-dir", c.data_dir,
                  "Directory with the dataset's files (default: /usr/share/datasets/fashion-mnist for "
-                 "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin)");
+                 "fashion-mnist, /usr/share/datasets/mnist, data/cifar-10-batches-bin); for folder, csv and "
+                 "text the path after the colon, which --data-dir can change on --resume");
+  cmd.add_option("--val-dir", c.val_dir, "--dataset folder: the validation images (an ImageFolder tree)");
+  cmd.add_option("--val-split", c.val_split,
+                 "--dataset folder or csv: hold out this fraction of the data (shuffled by --seed) to test on "
+                 "(csv: 0 = 0.2)")
+      ->capture_default_str();
+  cmd.add_option("--image-size", c.image_size, "--dataset folder: resize images to N x N (0: 64)")->capture_default_str();
+  cmd.add_option("--target", c.target, "--dataset csv: the column to predict (a class per distinct value)");
+  cmd.add_option("--seq-len", c.seq_len, "--dataset text: characters per training window")->capture_default_str();
   cmd.add_option("--epochs", c.epochs, "Passes over the training set")->capture_default_str();
   cmd.add_option("--batch-size", c.batch_size, "Images per optimizer step")->capture_default_str();
   cmd.add_option("--lr", c.lr, "Learning rate (the peak rate for --scheduler onecycle)")->capture_default_str();
@@ -114,7 +120,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
     std::replace(key.begin(), key.end(), '-', '_');
     if (key == "epochs" || key == "threads" || key == "workers" || key == "devices" || key == "progress" || key == "resume" ||
         key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help" ||
-        key == "data_dir")
+        key == "data_dir" || key == "val_dir")
       continue;
     if (key == "out") {
       if (std::filesystem::path(given.out).lexically_normal() != run_dir.lexically_normal())
@@ -130,6 +136,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   }
   // Where the data is may change (it moved, or the run goes on on another machine); what it is may not.
   if (cmd.get_option("--data-dir")->count()) c.data_dir = given.data_dir;
+  if (cmd.get_option("--val-dir")->count()) c.val_dir = given.val_dir;
   if (cmd.get_option("--epochs")->count()) c.epochs = given.epochs;
   if (cmd.get_option("--workers")->count()) c.workers = given.workers;
   if (cmd.get_option("--devices")->count()) {
@@ -328,13 +335,21 @@ int run_command(std::vector<std::string> args) {
       throw UsageError("cohort train: --overwrite starts a new run and --resume continues one; give one of them");
     // Absolute, so the run can be resumed from another working directory (the checkpoint stores it);
     // a new run stores the default too (CIFAR-10's is relative).
+    // --dataset folder:DIR is --dataset folder --data-dir DIR (ImageFolder trees); csv:FILE and
+    // text:PATH alike. The path is data_dir, so --resume --data-dir finds data that moved.
+    for (const std::string name : {"folder", "csv", "text"}) {
+      if (!config.dataset.starts_with(name + ":")) continue;
+      if (!config.data_dir.empty())
+        throw UsageError("cohort train: --dataset " + name + ":PATH names the data already; leave --data-dir out");
+      config.data_dir = config.dataset.substr(name.size() + 1);
+      config.dataset = name;
+      if (config.data_dir.empty())
+        throw UsageError("cohort train: --dataset " + name + ": must name a path, e.g. --dataset " + name + ":" +
+                         (name == "text" ? "/usr/share/games/fortunes" : name == "csv" ? "table.csv" : "photos"));
+    }
+    if (!config.val_dir.empty()) config.val_dir = absolute_dir(config.val_dir);
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
-    // Absolute, as --data-dir: the checkpoint stores the path.
-    for (const std::string prefix : {"csv:", "text:"})
-      if (config.dataset.starts_with(prefix) && config.dataset.size() > prefix.size())
-        config.dataset =
-            prefix + std::filesystem::absolute(config.dataset.substr(prefix.size())).lexically_normal().string();
     if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);
     const TrainConfig given = resume_after_restart(config);
     TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);

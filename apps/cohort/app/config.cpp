@@ -14,7 +14,7 @@
 
 namespace cohort::app {
 
-const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic"};
+const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic", "folder", "csv", "text"};
 const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"};
 const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
 
@@ -55,19 +55,16 @@ void check_one_of(const Source& source, const std::string& flag, const std::stri
 void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   const Source s{stored_in};
   check_one_of(s, "--model", model, models::names());
-  if (dataset.starts_with("csv:")) {
-    s.check(dataset.size() > 4, "--dataset", "csv: must name a file, e.g. --dataset csv:iris.csv");
-    s.check(!target.empty(), "--target", "is needed with a csv: dataset: the column to predict");
-    s.check(model == "mlp", "--model", "'", model, "' needs images; a table (--dataset csv:...) trains with --model mlp");
-    s.check(val_split > 0 && val_split < 1, "--val-split", "must be in (0, 1), got ", val_split);
-  } else if (dataset.starts_with("text:")) {
-    s.check(dataset.size() > 5, "--dataset", "text: must name a file or a directory, e.g. --dataset text:/usr/share/games/fortunes");
-    s.check(model.starts_with("char-"), "--model", "'", model, "' is not a language model; a text:",
-            " dataset trains --model char-lstm");
-    s.check(target.empty(), "--target", "is only for a csv: dataset, got --dataset ", dataset);
+  check_one_of(s, "--dataset", dataset, kDatasets);
+  s.check(target.empty() || dataset == "csv", "--target", "is only for --dataset csv:FILE, got --dataset ", dataset);
+  if (dataset == "csv") {
+    s.check(!target.empty(), "--target", "is needed with --dataset csv:FILE: the column to predict");
+    s.check(model == "mlp", "--model", "'", model, "' needs images; a table (--dataset csv:FILE) trains with --model mlp");
+  }
+  if (dataset == "text") {
+    s.check(model.starts_with("char-"), "--model", "'", model,
+            "' is not a language model; --dataset text:PATH trains --model char-lstm");
   } else {
-    check_one_of(s, "--dataset", dataset, kDatasets);
-    s.check(target.empty(), "--target", "is only for a csv: dataset, got --dataset ", dataset);
     s.check(!model.starts_with("char-"), "--model", "'", model, "' is a language model; it trains on --dataset text:PATH");
   }
   s.check(seq_len >= 1, "--seq-len", "must be at least 1, got ", seq_len);
@@ -86,6 +83,13 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   s.check(workers >= 0, "--workers", "must be at least 0, got ", workers);
   s.check(workers <= kMaxThreads, "--workers", "must be at most ", kMaxThreads, ", got ", workers,
           "; hint: a few data-loading threads per core keep any model fed");
+  s.check(std::isfinite(val_split) && val_split >= 0 && val_split < 1, "--val-split", "must be in [0, 1), got ",
+          val_split);
+  s.check(image_size >= 0 && image_size <= 4096, "--image-size", "must be from 0 (64) to 4096, got ", image_size);
+  if (dataset == "folder")
+    s.check((val_split > 0) != !val_dir.empty(), "--val-dir",
+            "or --val-split: give exactly one for --dataset folder (the validation images), got ",
+            val_dir.empty() ? "neither" : "both");
   s.check(limit >= 0, "--limit", "must be at least 0 (0 = everything), got ", limit);
   s.check(checkpoint_every >= 0, "--checkpoint-every", "must be at least 0 (0 = each epoch), got ", checkpoint_every);
   s.check(keep_checkpoints >= 1, "--keep-checkpoints", "must be at least 1, got ", keep_checkpoints);
@@ -138,7 +142,8 @@ std::vector<Device> parse_devices(const std::string& spec) {
 
 nlohmann::json to_json(const TrainConfig& c) {
   return {{"model", c.model},       {"dataset", c.dataset},       {"data_dir", c.data_dir},
-          {"target", c.target},     {"val_split", c.val_split},   {"seq_len", c.seq_len},
+          {"val_dir", c.val_dir},   {"val_split", c.val_split},   {"image_size", c.image_size},
+          {"target", c.target},     {"seq_len", c.seq_len},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
           {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
@@ -162,8 +167,10 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.model = j.at("model");
     c.dataset = j.at("dataset");
     c.data_dir = j.at("data_dir");
-    c.target = j.value("target", "");
-    c.val_split = j.value("val_split", 0.2);
+    c.val_dir = j.value("val_dir", std::string());  // absent in checkpoints of older versions
+    c.val_split = j.value("val_split", 0.0);
+    c.image_size = j.contains("image_size") ? integer_at(j, "image_size", where) : 0;
+    c.target = j.value("target", std::string());
     if (j.contains("seq_len")) c.seq_len = integer_at(j, "seq_len", where);
     c.epochs = integer_at(j, "epochs", where);
     c.batch_size = integer_at(j, "batch_size", where);

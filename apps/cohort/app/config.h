@@ -23,11 +23,13 @@ class UsageError : public Error {
 
 struct TrainConfig {
   std::string model = "lenet";             // lenet, blitz-cnn, resnet18, mlp
-  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic, csv:FILE, text:PATH
-  std::string data_dir;                    // empty: the dataset's default location
-  std::string target;                      // csv:FILE: the column to predict (the others are the features)
-  double val_split = 0.2;                  // csv:FILE: the share of rows held out (shuffled by --seed) to test on
-  int64_t seq_len = 64;                    // text:PATH: characters per training window
+  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, synthetic, folder, csv, text
+  std::string data_dir;                    // empty: the dataset's default location (folder, csv, text: the path)
+  std::string val_dir;                     // folder: the validation ImageFolder (or val_split)
+  double val_split = 0;                    // folder, csv: this fraction of the data is held out (csv: 0 = 0.2)
+  int64_t image_size = 0;                  // folder: images are resized to image_size^2 (0: 64)
+  std::string target;                      // csv: the column to predict (the others are the features)
+  int64_t seq_len = 64;                    // text: characters per training window
   int64_t epochs = 3;
   int64_t batch_size = 64;
   double lr = 0.01;

@@ -54,7 +54,7 @@ int run_generate(const GenerateOptions& o, std::ostream& out) {
   if (o.prompt.empty()) throw UsageError("cohort generate: --prompt is empty; hint: give at least one character");
   Checkpoint checkpoint = read_checkpoint(o.checkpoint);
   const TrainConfig& config = checkpoint.config;
-  COHORT_CHECK(config.dataset.starts_with("text:"), "cohort generate: ", escape_text(checkpoint.path.string()),
+  COHORT_CHECK(config.dataset == "text", "cohort generate: ", escape_text(checkpoint.path.string()),
                " is a ", config.model, " trained on ", config.dataset,
                ", not a language model; hint: train one with --model char-lstm --dataset text:FILE");
   const DataSetup data = load_data(config, /*with_train=*/false, "cohort generate");

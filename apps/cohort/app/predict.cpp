@@ -1,5 +1,5 @@
 // cohort predict (see predict.h): inputs become a dataset the DataLoader batches (images are decoded
-// in its workers), the model runs in eval mode without autograd, softmax gives the probabilities.
+// and resized in its workers), the model runs in eval mode without autograd, softmax gives the probabilities.
 #include "app/predict.h"
 
 #include <algorithm>
@@ -14,7 +14,8 @@
 #include "cohort/core/threads.h"
 #include "cohort/data/csv.h"
 #include "cohort/data/dataloader.h"
-#include "cohort/io/image.h"
+#include "cohort/data/vision_transforms.h"
+#include "cohort/io/image_decode.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/shape.h"
@@ -36,25 +37,20 @@ class PredictionInputs : public data::IndexedDataset {
   data::Example<> get(int64_t index) const override {
     const Tensor target = scalar_tensor(int64_t{0}, kInt64);
     if (rows.defined()) return {rows[index], target};
-    return {fit_image(io::read_png(images[static_cast<size_t>(index)]), images[static_cast<size_t>(index)]), target};
+    return {fit_image(images[static_cast<size_t>(index)]), target};
   }
 
  private:
-  // uint8 [H, W, C] in the model's channel count and size (the training set's layout).
-  Tensor fit_image(Tensor image, const std::string& path) const {
-    const int64_t c = image.size(2);
-    if (c == 2 || c == 4) image = image.narrow(2, 0, c - 1);  // alpha is not part of the picture
-    if (image.size(2) == 3 && channels == 1) {
-      // ITU-R 601 luma, as PIL's convert("L") and torchvision's Grayscale.
-      Tensor f = image.to(kFloat32);
-      image = (f.select(2, 0) * 0.299 + f.select(2, 1) * 0.587 + f.select(2, 2) * 0.114 + 0.5).unsqueeze(2).to(kUInt8);
-    } else if (image.size(2) == 1 && channels == 3) {
-      image = image.expand({image.size(0), image.size(1), 3}).contiguous();
-    }
-    COHORT_CHECK(image.size(0) == image_size && image.size(1) == image_size, "cohort predict: ", escape_text(path),
-                 ": the image is ", image.size(1), "x", image.size(0), ", the model takes ", image_size, "x",
-                 image_size, "; hint: resize it to the training images' size");
-    return image.contiguous();
+  // uint8 [H, W, C] in the model's channels (PIL's conversions) and size (bilinear with antialias,
+  // torchvision's Resize; big JPEGs are decoded at a reduced scale first), the training images' layout.
+  Tensor fit_image(const std::string& path) const {
+    const auto options = io::ImageReadOptions()
+                             .mode(channels == 1 ? io::ImageMode::kGray : io::ImageMode::kRGB)
+                             .min_size(image_size);
+    Tensor image = io::read_image(path, options);
+    if (image.size(0) == image_size && image.size(1) == image_size) return image;
+    Generator unused;  // Resize draws nothing
+    return data::transforms::Resize({image_size, image_size})(image, unused);
   }
 };
 

@@ -11,7 +11,8 @@ namespace cohort::app {
 
 struct PredictOptions {
   std::string checkpoint;           // a checkpoint file or a run directory (its newest checkpoint)
-  std::vector<std::string> inputs;  // image files, or CSV files with the training table's feature columns
+  std::vector<std::string> inputs;  // JPEG/PNG files (resized to the model's size), or CSV files with the
+                                    // training table's feature columns
   int64_t top_k = 3;                // classes per input (at most the number of classes)
   bool json = false;
   int64_t batch_size = 64;

@@ -92,7 +92,11 @@ void write_prediction_samples(const std::string& path, models::Model& model, con
   const data::Transform to_tensor = data::transforms::ToTensor();
   for (int64_t i = 0; i < n; ++i) {
     data::Example<> e = data.test->get(i);
-    shown.push_back(to_tensor(e.data, unused));
+    // Images of any size (--dataset folder) are shown at the model's input size.
+    Tensor image = e.data;
+    if (image.dtype() == kUInt8 && (image.size(0) != data.image_size || image.size(1) != data.image_size))
+      image = data::transforms::detail::resize(image, data.image_size, data.image_size);
+    shown.push_back(to_tensor(image, unused));
     inputs.push_back(data.test_transform(e.data, unused));
     truth.push_back(e.target.item<int64_t>());
   }

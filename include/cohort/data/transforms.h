@@ -1,4 +1,5 @@
-// Per-sample transforms of an example's data, torchvision's names and meanings, for cohort's DataLoader.
+// Per-sample transforms of an example's data, torchvision's names and meanings, for cohort's DataLoader
+// (the image ones, Resize, CenterCrop, RandomResizedCrop and ColorJitter: data/vision_transforms.h).
 // Each is a data::Transform; random ones draw only from the Generator they are called with, so a seed
 // fixes the result. Normalize is also libtorch's transforms::Normalize<Target>, usable in a dataset's
 // .map() (libtorch's other transforms: data/batch_transforms.h, data/stack.h).
@@ -67,7 +68,8 @@ struct Normalize : public TensorTransform<Target> {
 // Throws when the padded image is smaller than `size`.
 data::Transform RandomCrop(int64_t size, int64_t padding = 0);
 
-// Reverses W of an [..., H, W] tensor with probability p (returning the input itself otherwise).
+// Reverses W with probability p (returning the input itself otherwise): W is the last dim of an
+// [..., H, W] tensor, except in a uint8 [H, W, C] image (the layout of datasets and io::read_image).
 // Throws at construction when p is outside [0, 1].
 data::Transform RandomHorizontalFlip(double p = 0.5);
 
@@ -75,3 +77,5 @@ data::Transform RandomHorizontalFlip(double p = 0.5);
 data::Transform Compose(std::vector<data::Transform> transforms);
 
 }  // namespace cohort::data::transforms
+
+#include "cohort/data/vision_transforms.h"  // Resize, CenterCrop, RandomResizedCrop, ColorJitter

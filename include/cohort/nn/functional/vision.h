@@ -1,0 +1,53 @@
+// nn::functional::interpolate, spelled as libtorch's torch::nn::functional::interpolate:
+//   F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{224, 224}).mode(torch::kBilinear)
+//                         .align_corners(false).antialias(true));
+//   F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}));   // nearest
+// input [N, C, H, W] float -> [N, C, H_out, W_out]. Exactly one of size and scale_factor; with
+// scale_factor the output is floor(H * s) and the factor itself maps pixels (PyTorch's behaviour
+// unless recompute_scale_factor(true), which maps by H / H_out). The modes, their rounding and the
+// gradient: cohort/ops/interpolate.h. Throws, naming the option, for both or neither of size and
+// scale_factor, align_corners with kNearest, antialias with kNearest, or a non-4-d input (PyTorch's
+// 1-d and 3-d interpolation, modes linear / bicubic / trilinear / area, are not implemented).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "cohort/core/tensor.h"
+
+namespace cohort {
+
+enum class InterpolateMode { kNearest, kBilinear };
+// libtorch's torch::kNearest / torch::kBilinear.
+inline constexpr InterpolateMode kNearest = InterpolateMode::kNearest;
+inline constexpr InterpolateMode kBilinear = InterpolateMode::kBilinear;
+
+namespace nn::functional {
+
+struct InterpolateFuncOptions {
+  InterpolateFuncOptions& size(std::optional<std::vector<int64_t>> s) { size_ = std::move(s); return *this; }
+  InterpolateFuncOptions& scale_factor(std::optional<std::vector<double>> s) { scale_factor_ = std::move(s); return *this; }
+  InterpolateFuncOptions& mode(InterpolateMode m) { mode_ = m; return *this; }
+  InterpolateFuncOptions& align_corners(std::optional<bool> a) { align_corners_ = a; return *this; }
+  InterpolateFuncOptions& recompute_scale_factor(std::optional<bool> r) { recompute_scale_factor_ = r; return *this; }
+  InterpolateFuncOptions& antialias(bool a) { antialias_ = a; return *this; }
+  const std::optional<std::vector<int64_t>>& size() const { return size_; }
+  const std::optional<std::vector<double>>& scale_factor() const { return scale_factor_; }
+  InterpolateMode mode() const { return mode_; }
+  std::optional<bool> align_corners() const { return align_corners_; }
+  std::optional<bool> recompute_scale_factor() const { return recompute_scale_factor_; }
+  bool antialias() const { return antialias_; }
+
+ private:
+  std::optional<std::vector<int64_t>> size_;
+  std::optional<std::vector<double>> scale_factor_;
+  InterpolateMode mode_ = InterpolateMode::kNearest;
+  std::optional<bool> align_corners_;
+  std::optional<bool> recompute_scale_factor_;
+  bool antialias_ = false;
+};
+
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options = {});
+
+}  // namespace nn::functional
+}  // namespace cohort

@@ -1,0 +1,74 @@
+// `cohort train --dataset folder:DIR`: an ImageFolder tree of PNGs of different sizes trains with
+// --val-split or --val-dir, the run resumes and evaluates; the missing validation choice and a doubled
+// directory are usage errors naming the flags.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "app/cli.h"
+#include "apps/run_cohort.h"
+#include "cohort/io/image.h"
+#include "cohort/ops/creation.h"
+
+using namespace cohort;
+using cohort::testing::fresh_test_dir;
+using cohort::testing::run_cohort;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+// root/<class>/<i>.png for two classes (dark and bright images), each image a different size.
+void write_tree(const fs::path& root, int per_class) {
+  for (int c = 0; c < 2; ++c) {
+    fs::create_directories(root / (c ? "bright" : "dark"));
+    for (int i = 0; i < per_class; ++i) {
+      Tensor img = full({10 + i, 14 - i % 3, 3}, c ? 200 + i : 30 + i, TensorOptions(kUInt8));
+      io::write_png((root / (c ? "bright" : "dark") / (std::to_string(i) + ".png")).string(), img);
+    }
+  }
+}
+
+TEST(FolderDataset, TrainsWithValSplitAndValDir) {
+  const fs::path dir = fresh_test_dir("folder", "train");
+  write_tree(dir / "train", 8);
+  write_tree(dir / "val", 3);
+  auto [code, err] = run_cohort({"train", "--dataset", "folder:" + (dir / "train").string(), "--val-split", "0.25",
+                                 "--image-size", "8", "--model", "mlp", "--epochs", "1", "--batch-size", "4",
+                                 "--threads", "1", "--no-progress", "--out", (dir / "run1").string()});
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("training mlp on folder (12 train, 4 test images"));
+  EXPECT_TRUE(fs::exists(dir / "run1" / "samples.png"));
+
+  std::tie(code, err) = run_cohort({"train", "--dataset", "folder", "--data-dir", (dir / "train").string(), "--val-dir",
+                                    (dir / "val").string(), "--image-size", "8", "--model", "mlp", "--epochs", "1",
+                                    "--threads", "1", "--no-progress", "--out", (dir / "run2").string()});
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("(16 train, 6 test images"));
+  // The stored run goes on with the same data.
+  std::tie(code, err) = run_cohort({"train", "--resume", (dir / "run2").string(), "--epochs", "2", "--threads", "1",
+                                    "--no-progress"});
+  EXPECT_EQ(code, 0) << err;
+  std::tie(code, err) = run_cohort({"eval", "--checkpoint", (dir / "run2").string()});
+  EXPECT_EQ(code, 0) << err;
+}
+
+TEST(FolderDataset, ErrorsNameTheFlags) {
+  const fs::path dir = fresh_test_dir("folder", "errors");
+  write_tree(dir / "train", 2);
+  auto [code, err] = run_cohort({"train", "--dataset", "folder:" + (dir / "train").string(), "--no-progress",
+                                 "--out", (dir / "run").string()});
+  EXPECT_NE(code, 0);
+  EXPECT_THAT(err, HasSubstr("--val-split: give exactly one for --dataset folder"));
+  std::tie(code, err) = run_cohort({"train", "--dataset", "folder:" + (dir / "train").string(), "--data-dir",
+                                    dir.string(), "--val-split", "0.5", "--out", (dir / "run").string()});
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(err, HasSubstr("--dataset folder:PATH names the data already; leave --data-dir out"));
+  std::tie(code, err) = run_cohort({"train", "--dataset", "folder:" + (dir / "missing").string(), "--val-split", "0.5",
+                                    "--no-progress", "--out", (dir / "run").string()});
+  EXPECT_NE(code, 0);
+  EXPECT_THAT(err, HasSubstr("image folder directory"));
+}
+
+}  // namespace

@@ -1,0 +1,178 @@
+// read_image against PIL: every file in tests/fixtures/images (generate_images.py) decoded in each mode
+// equals PIL's pixels within +-1; DCT-domain downscaling equals PIL's draft; bad files are errors that
+// name the file and the fault, with the file's bytes escaped.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "io/io_test_util.h"
+#include "support/error_of.h"
+
+#include "cohort/io/image_decode.h"
+#include "cohort/io/npy.h"
+
+using namespace cohort;
+using namespace cohort::testing;
+using ::testing::HasSubstr;
+
+namespace {
+
+const std::string kDir = std::string(COHORT_FIXTURES_DIR) + "/images/";
+
+// Largest |a - b| over all pixels; -1 when the shapes differ.
+int max_diff(const Tensor& got, const Tensor& want) {
+  if (got.sizes() != want.sizes()) return -1;
+  const uint8_t* a = got.contiguous().data_ptr<uint8_t>();
+  const uint8_t* b = want.contiguous().data_ptr<uint8_t>();
+  int worst = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) worst = std::max(worst, std::abs(int{a[i]} - int{b[i]}));
+  return worst;
+}
+
+std::vector<uint8_t> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Case {
+  const char* file;
+  const char* ref;  // reference prefix
+};
+
+const Case kCases[] = {
+    {"rgb420.jpg", "rgb420"},   {"rgb444.jpg", "rgb444"},   {"progressive.jpg", "progressive"},
+    {"gray.jpg", "gray"},       {"cmyk.jpg", "cmyk"},       {"exif1.jpg", "exif1"},
+    {"exif2.jpg", "exif2"},     {"exif3.jpg", "exif3"},     {"exif4.jpg", "exif4"},
+    {"exif5.jpg", "exif5"},     {"exif6.jpg", "exif6"},     {"exif7.jpg", "exif7"},
+    {"exif8.jpg", "exif8"},     {"rgb.png", "rgb_png"},     {"gray.png", "gray_png"},
+    {"gray_alpha.png", "gray_alpha_png"}, {"rgba.png", "rgba_png"}, {"palette.png", "palette_png"},
+    {"palette_trns.png", "palette_trns_png"}, {"gray16.png", "gray16_png"}, {"rgb16.png", "rgb16_png"},
+};
+
+TEST(ReadImage, MatchesPilWithinOneInEveryMode) {
+  const std::pair<io::ImageMode, const char*> modes[] = {
+      {io::ImageMode::kRGB, "rgb"}, {io::ImageMode::kGray, "gray"}, {io::ImageMode::kUnchanged, "unchanged"}};
+  for (const Case& c : kCases)
+    for (const auto& [mode, suffix] : modes) {
+      Tensor got = io::read_image(kDir + c.file, io::ImageReadOptions().mode(mode));
+      Tensor want = io::load_npy(kDir + c.ref + "." + suffix + ".npy");
+      EXPECT_EQ(got.dtype(), kUInt8);
+      EXPECT_TRUE(got.is_contiguous());
+      const int d = max_diff(got, want);
+      EXPECT_TRUE(d >= 0 && d <= 1) << c.file << " as " << suffix << ": got " << got.sizes() << ", PIL "
+                                    << want.sizes() << ", max difference " << d;
+    }
+}
+
+TEST(ReadImage, ExifOrientationCanBeIgnored) {
+  Tensor raw = io::read_image(kDir + "exif6.jpg", io::ImageReadOptions().apply_exif_orientation(false));
+  EXPECT_EQ(raw.sizes(), (Shape{12, 20, 3}));
+  EXPECT_EQ(max_diff(raw, io::read_image(kDir + "exif1.jpg")), 0);
+  EXPECT_EQ(io::read_image(kDir + "exif6.jpg").sizes(), (Shape{20, 12, 3}));
+}
+
+TEST(ReadImage, MinSizeUsesDctScalingAsPilDraft) {
+  for (int min_size : {10, 20, 40}) {
+    Tensor got = io::read_image(kDir + "big.jpg", io::ImageReadOptions().min_size(min_size));
+    Tensor want = io::load_npy(kDir + "big.min" + std::to_string(min_size) + ".npy");
+    const int d = max_diff(got, want);
+    EXPECT_TRUE(d >= 0 && d <= 1) << "min_size " << min_size << ": got " << got.sizes() << ", PIL " << want.sizes()
+                                  << ", max difference " << d;
+    EXPECT_GE(std::min(got.size(0), got.size(1)), min_size);
+  }
+  EXPECT_EQ(io::read_image(kDir + "big.jpg", io::ImageReadOptions().min_size(100)).sizes(), (Shape{88, 120, 3}));
+  // PNGs ignore min_size.
+  EXPECT_EQ(io::read_image(kDir + "rgb.png", io::ImageReadOptions().min_size(2)).sizes(), (Shape{12, 20, 3}));
+}
+
+TEST(ReadImage, DecodesFromMemory) {
+  const auto jpg = bytes_of(kDir + "rgb420.jpg");
+  EXPECT_EQ(max_diff(io::decode_image(jpg.data(), jpg.size()), io::read_image(kDir + "rgb420.jpg")), 0);
+  const auto png = bytes_of(kDir + "rgba.png");
+  EXPECT_EQ(max_diff(io::decode_image(png.data(), png.size(), io::ImageReadOptions().mode(io::ImageMode::kUnchanged)),
+                     io::load_npy(kDir + "rgba_png.unchanged.npy")),
+            0);
+}
+
+class ReadImageErrors : public ScratchDir {
+ protected:
+  std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string p = path(name).string();
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return p;
+  }
+};
+
+TEST_F(ReadImageErrors, NameTheFileAndTheFault) {
+  EXPECT_THAT(error_of([&] { io::read_image(path("none.jpg").string()); }),
+              HasSubstr("read_image: " + path("none.jpg").string()));
+  const std::string text = write("text.jpg", {'h', 'i', 0x1b, '[', '2', 'J'});
+  EXPECT_THAT(error_of([&] { io::read_image(text); }),
+              HasSubstr("read_image: " + text + ": not a JPEG or PNG file (first bytes 68 69 1b 5b 32 4a)"));
+  EXPECT_THAT(error_of([&] { io::read_image(write("empty.png", {})); }), HasSubstr("an empty file"));
+
+  auto jpg = bytes_of(kDir + "rgb420.jpg");
+  jpg.resize(jpg.size() / 2);
+  const std::string cut = write("cut.jpg", jpg);
+  EXPECT_THAT(error_of([&] { io::read_image(cut); }), HasSubstr("read_image: " + cut + ": not a readable JPEG file"));
+
+  auto png = bytes_of(kDir + "rgb.png");
+  png.resize(png.size() - 30);
+  const std::string cut_png = write("cut.png", png);
+  EXPECT_THAT(error_of([&] { io::read_image(cut_png); }),
+              HasSubstr("read_image: " + cut_png + ": not a readable PNG file"));
+
+  EXPECT_THAT(error_of([&] { io::read_image(kDir + "big.jpg", io::ImageReadOptions().max_pixels(1000)); }),
+              HasSubstr("the JPEG declares a 120x88 image, more than max_pixels (1000)"));
+  EXPECT_THAT(error_of([&] { io::read_image(kDir + "rgb.png", io::ImageReadOptions().max_pixels(100)); }),
+              HasSubstr("the PNG declares a 20x12 image, more than max_pixels (100)"));
+  const auto bad = bytes_of(kDir + "rgb.png");
+  EXPECT_THAT(error_of([&] { io::decode_image(bad.data(), 20, {}, "upload\x1b"); }),
+              HasSubstr("decode_image: upload\\x1b: not a readable PNG file"));
+}
+
+// Inputs fuzz_png found: decoding them is an image or a cohort::Error (and, under the sanitizers,
+// no undefined behaviour).
+TEST(ReadImage, FuzzFindingsDecodeOrThrow) {
+  // An empty IDAT chunk before the data: stb_image would memcpy from a null pointer.
+  const std::vector<uint8_t> empty_idat = {
+      0x47, 0x89, 0x50, 0x4e, 0x47, 0xd,  0xa,  0x1a, 0xa,  0x0,  0x0,  0x0,  0xd,  0x49, 0x48, 0x44, 0x52, 0x0,
+      0x0,  0x0,  0x14, 0x0,  0x0,  0x0,  0xc,  0x4,  0x6,  0x0,  0x0,  0x0,  0x90, 0x22, 0x80, 0xc8, 0x0,  0x0,
+      0x0,  0x30, 0x50, 0x4c, 0x54, 0x45, 0xe3, 0xe9, 0xaa, 0xd7, 0x0,  0x1a, 0xa,  0x0,  0x0,  0x0,  0xd,  0x49,
+      0xc3, 0x44, 0x8e, 0xd,  0x49, 0x89, 0x50, 0x10, 0x0,  0x0,  0x0,  0x0,  0x0,  0xd,  0xd,  0x49, 0x44, 0x41,
+      0x54, 0x53, 0x47, 0xd,  0xa,  0x89, 0xf8, 0x35, 0x54, 0x45, 0x8e, 0x8e, 0x8e, 0x8e, 0xd,  0x49, 0x89, 0x50,
+      0xff, 0x1,  0x0,  0x0,  0x0,  0x0,  0x0,  0x0,  0x49, 0x44, 0x41, 0x54, 0x53, 0x47, 0xd,  0xa,  0x89, 0xf8,
+      0x55, 0xe9, 0xaa, 0x0};
+  // The same at the end of a file cut inside the chunk's CRC.
+  const std::vector<uint8_t> cut_empty_idat = {
+      0x47, 0x89, 0x50, 0x4e, 0x47, 0xd, 0xa, 0x1a, 0xa, 0x0, 0x0, 0x0, 0xd, 0x49, 0x48, 0x44, 0x52, 0x0,  0x0,  0x0,
+      0x14, 0x0,  0x0,  0x0,  0xff, 0x1, 0x0, 0x0,  0x0, 0x0, 0x9, 0x0, 0x0, 0x0,  0x0,  0x0,  0x0,  0x0,  0x49, 0x44,
+      0x41, 0x54, 0xff, 0xfe, 0xff};
+  // fuzz_png's first byte chose the mode; the file is the rest.
+  for (const auto* input : {&empty_idat, &cut_empty_idat})
+    for (auto mode : {io::ImageMode::kRGB, io::ImageMode::kGray, io::ImageMode::kUnchanged}) {
+      try {
+        io::decode_image(input->data() + 1, input->size() - 1, io::ImageReadOptions().mode(mode));
+      } catch (const Error&) {
+      }
+    }
+  // A valid file with an empty IDAT chunk inserted before its data decodes as before.
+  auto png = bytes_of(kDir + "rgb.png");
+  const size_t idat = std::search(png.begin(), png.end(), std::begin("IDAT"), std::end("IDAT") - 1) - png.begin() - 4;
+  const uint8_t empty_chunk[12] = {0, 0, 0, 0, 'I', 'D', 'A', 'T', 0x35, 0xaf, 0x06, 0x1e};
+  png.insert(png.begin() + static_cast<std::ptrdiff_t>(idat), empty_chunk, empty_chunk + 12);
+  EXPECT_EQ(max_diff(io::decode_image(png.data(), png.size()), io::read_image(kDir + "rgb.png")), 0);
+}
+
+TEST(ReadImage, KnowsImageExtensions) {
+  EXPECT_TRUE(io::is_image_file("a/b.JPG"));
+  EXPECT_TRUE(io::is_image_file("x.jpeg"));
+  EXPECT_TRUE(io::is_image_file("x.png"));
+  EXPECT_FALSE(io::is_image_file("x.gif"));
+  EXPECT_FALSE(io::is_image_file("jpg"));
+}
+
+}  // namespace
