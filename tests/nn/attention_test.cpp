@@ -160,6 +160,21 @@ TEST(Attention, MultiheadAttentionGradcheckWithMasks) {
       {w_in, b_in}));
 }
 
+TEST(Attention, EncoderLayerGradcheckPreAndPostNorm) {
+  manual_seed(12);
+  auto f64 = TensorOptions(kFloat64);
+  Tensor x = randn({3, 2, 4}, f64), mask = nn::generate_square_subsequent_mask(3, kFloat64);
+  Tensor kpm = tensor(std::vector<int64_t>{0, 0, 1, 0, 0, 0}).view({2, 3}).to(kBool);
+  for (bool norm_first : {false, true}) {
+    nn::TransformerEncoderLayer layer(
+        nn::TransformerEncoderLayerOptions(4, 2).dim_feedforward(5).dropout(0.0).norm_first(norm_first).activation(kGELU));
+    layer->to(kFloat64);
+    EXPECT_TRUE(cohort::testing::gradcheck(
+        [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer(in[0], mask, kpm)}; }, {x}))
+        << norm_first;
+  }
+}
+
 TEST(Attention, EncoderLayersAreCopiesAndClonesKeepValues) {
   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).activation(kGELU));
   nn::TransformerEncoder enc(nn::TransformerEncoderOptions(layer, 3));
