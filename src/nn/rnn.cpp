@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "cohort/autograd/function.h"
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/init.h"
 #include "cohort/nn/linear.h"
@@ -73,6 +74,33 @@ Steps uniform_steps(int64_t T, int64_t N) {
   return s;
 }
 
+// The rows of x [R, *] cut into consecutive pieces of `sizes` rows, as one node: backward joins the
+// pieces' gradients with one cat (zeros for a piece that got none). A view per step would cost each
+// step's backward a zero-filled gradient of the whole of x, O(T^2) over a sequence.
+struct SplitSteps : autograd::Function<SplitSteps> {
+  static autograd::variable_list forward(autograd::AutogradContext* ctx, const Tensor& x, std::vector<int64_t> sizes) {
+    ctx->set_materialize_grads(false);
+    ctx->saved_data["sizes"] = sizes;
+    std::vector<Tensor> pieces = split_with_sizes(x, sizes, 0);
+    for (Tensor& p : pieces) p = p.clone();  // the outputs own their memory: x is not returned as views
+    return pieces;
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    std::vector<int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
+    const Tensor* any = nullptr;
+    for (const Tensor& g : grads)
+      if (g.defined()) any = &g;
+    if (!any) return {Tensor(), Tensor()};
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (!grads[i].defined()) {
+        Shape shape = any->sizes().vec();
+        shape[0] = sizes[i];
+        grads[i] = zeros(shape, any->options());
+      }
+    return {cat(grads, 0), Tensor()};
+  }
+};
+
 // Note [Packed time loop]
 // Sequences are sorted longest first, so the ones running at step t are rows [0, bs[t]) of the
 // state. Forward in time the state shrinks: when bs drops, the rows that stop are final states and
@@ -89,19 +117,10 @@ std::vector<Tensor> run_direction(const RNNConfig& c, const Tensor* w, const Ten
   Tensor w_hr = c.proj_size > 0 ? w[c.bias ? 4 : 2] : Tensor();
   // The whole sequence's input projection in one matmul.
   Tensor xp = functional::linear(x, w[0], b_ih);
-  // A step sliced out of xp costs backward a zero-filled gradient of xp's whole size (one node per
-  // view), so steps are sliced out of blocks of about sqrt(T) steps: O(T^1.5) rather than O(T^2).
-  const auto block = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(T)))));
-  std::vector<int64_t> block_rows;
-  for (int64_t t0 = 0; t0 < T; t0 += block)
-    block_rows.push_back(steps.offsets[static_cast<size_t>(std::min(T, t0 + block))] - steps.offsets[static_cast<size_t>(t0)]);
-  std::vector<Tensor> blocks = block_rows.size() == 1 ? std::vector<Tensor>{xp} : split_with_sizes(xp, block_rows, 0);
-  auto step_input = [&](int64_t t) {
-    const Tensor& b = blocks[static_cast<size_t>(t / block)];
-    const int64_t row = steps.offsets[static_cast<size_t>(t)] - steps.offsets[static_cast<size_t>(t / block * block)];
-    const int64_t rows = steps.bs[static_cast<size_t>(t)];
-    return rows == b.size(0) ? b : b.narrow(0, row, rows);
-  };
+  // Each step's rows, behind one autograd node (SplitSteps).
+  std::vector<int64_t> rows(steps.bs.begin(), steps.bs.end());
+  std::vector<Tensor> step_inputs = T == 1 ? std::vector<Tensor>{xp} : SplitSteps::apply(xp, rows);
+  auto step_input = [&](int64_t t) { return step_inputs[static_cast<size_t>(t)]; };
   const bool lstm = c0.defined();
   std::vector<Tensor> outs(static_cast<size_t>(T)), done_h, done_c;
   Tensor h = h0, cs = c0;
