@@ -130,6 +130,23 @@ Step conv3x3(bool backward) {
   return [=] { conv->forward(x).sum().backward(); };
 }
 
+// A 2-layer LSTM, hidden 512, over 64 steps of a batch of 32 (input 512): forward and backward.
+Step lstm_train() {
+  auto lstm = std::make_shared<nn::LSTMImpl>(nn::LSTMOptions(512, 512).num_layers(2));
+  Tensor x = randn({64, 32, 512});
+  return [=] { std::get<0>(lstm->forward(x)).sum().backward(); };
+}
+
+// One transformer encoder layer (d_model 512, 8 heads, feed-forward 2048, dropout 0) on 64 steps of
+// a batch of 32 with a causal mask: forward and backward.
+Step transformer_layer_train() {
+  auto layer = std::make_shared<nn::TransformerEncoderLayerImpl>(
+      nn::TransformerEncoderLayerOptions(512, 8).dim_feedforward(2048).dropout(0.0));
+  Tensor x = randn({64, 32, 512});
+  Tensor mask = nn::generate_square_subsequent_mask(64);
+  return [=] { layer->forward(x, mask).sum().backward(); };
+}
+
 // Fashion-MNIST through the DataLoader, one epoch of LeNet training with the trainer's recipe.
 Step lenet_epoch() {
   namespace tf = data::transforms;
@@ -163,6 +180,8 @@ const std::map<std::string, std::function<Step()>>& workloads() {
       {"W5_sgemm_2048", [] { return sgemm(2048); }},
       {"W5_conv3x3_64_fwd", [] { return conv3x3(false); }},
       {"W5_conv3x3_64_fwd_bwd", [] { return conv3x3(true); }},
+      {"W6_lstm_2x512_s64_b32", lstm_train},
+      {"W6_transformer_layer_d512_s64_b32", transformer_layer_train},
   };
   return all;
 }

@@ -97,6 +97,19 @@ def conv3x3(backward):
     return lambda: conv(x).sum().backward()
 
 
+def lstm_train():
+    lstm = nn.LSTM(512, 512, num_layers=2)
+    x = torch.randn(64, 32, 512)
+    return lambda: lstm(x)[0].sum().backward()
+
+
+def transformer_layer_train():
+    layer = nn.TransformerEncoderLayer(512, 8, dim_feedforward=2048, dropout=0.0)
+    x = torch.randn(64, 32, 512)
+    mask = nn.Transformer.generate_square_subsequent_mask(64)
+    return lambda: layer(x, mask).sum().backward()
+
+
 def lenet_epoch():
     data = load("/usr/share/datasets/fashion-mnist", True)
     loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=True)
@@ -126,6 +139,8 @@ WORKLOADS = {
     "W5_sgemm_2048": lambda: sgemm(2048),
     "W5_conv3x3_64_fwd": lambda: conv3x3(False),
     "W5_conv3x3_64_fwd_bwd": lambda: conv3x3(True),
+    "W6_lstm_2x512_s64_b32": lstm_train,
+    "W6_transformer_layer_d512_s64_b32": transformer_layer_train,
 }
 
 

@@ -64,6 +64,7 @@
 
 // nn: modules, layers, losses and their functional forms
 #include "cohort/nn/activation.h"
+#include "cohort/nn/attention.h"
 #include "cohort/nn/basic.h"
 #include "cohort/nn/batchnorm.h"
 #include "cohort/nn/container.h"
@@ -86,7 +87,9 @@
 #include "cohort/nn/normalization.h"
 #include "cohort/nn/pooling.h"
 #include "cohort/nn/rnn.h"
+#include "cohort/nn/transformer.h"
 #include "cohort/nn/utils.h"
+#include "cohort/nn/utils/rnn.h"
 
 // optim: optimizers, learning-rate schedulers, gradient accumulation
 #include "cohort/optim/accumulate.h"

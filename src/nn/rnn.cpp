@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "cohort/autograd/function.h"
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/init.h"
 #include "cohort/nn/linear.h"
@@ -60,34 +61,107 @@ std::vector<Tensor> step(RNNMode mode, const Tensor& xp, const Tensor& h, const 
   return {};
 }
 
-// One layer in one direction over x [T, N, I]: returns the outputs [T, N, Hout] and the final h (and c).
-std::vector<Tensor> run_direction(const RNNConfig& c, const Tensor* w, const Tensor& x, Tensor h, Tensor cs,
-                                  bool reverse) {
-  const int64_t T = x.size(0), N = x.size(1);
+// Steps of a packed batch (Note [Packed time loop]): bs[t] sequences run step t, longest first,
+// and step t's rows start at offsets[t]. A padded batch [T, N, *] is the case bs[t] = N.
+struct Steps {
+  std::vector<int64_t> bs, offsets;  // offsets has T + 1 entries
+  int64_t T() const { return static_cast<int64_t>(bs.size()); }
+};
+
+Steps uniform_steps(int64_t T, int64_t N) {
+  Steps s{std::vector<int64_t>(static_cast<size_t>(T), N), {}};
+  for (int64_t t = 0; t <= T; ++t) s.offsets.push_back(t * N);
+  return s;
+}
+
+// The rows of x [R, *] cut into consecutive pieces of `sizes` rows, as one node: backward joins the
+// pieces' gradients with one cat (zeros for a piece that got none). A view per step would cost each
+// step's backward a zero-filled gradient of the whole of x, O(T^2) over a sequence.
+struct SplitSteps : autograd::Function<SplitSteps> {
+  static autograd::variable_list forward(autograd::AutogradContext* ctx, const Tensor& x, std::vector<int64_t> sizes) {
+    ctx->set_materialize_grads(false);
+    ctx->saved_data["sizes"] = sizes;
+    std::vector<Tensor> pieces = split_with_sizes(x, sizes, 0);
+    for (Tensor& p : pieces) p = p.clone();  // the outputs own their memory: x is not returned as views
+    return pieces;
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    std::vector<int64_t> sizes = ctx->saved_data["sizes"].toIntVector();
+    const Tensor* any = nullptr;
+    for (const Tensor& g : grads)
+      if (g.defined()) any = &g;
+    if (!any) return {Tensor(), Tensor()};
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (!grads[i].defined()) {
+        Shape shape = any->sizes().vec();
+        shape[0] = sizes[i];
+        grads[i] = zeros(shape, any->options());
+      }
+    return {cat(grads, 0), Tensor()};
+  }
+};
+
+// Note [Packed time loop]
+// Sequences are sorted longest first, so the ones running at step t are rows [0, bs[t]) of the
+// state. Forward in time the state shrinks: when bs drops, the rows that stop are final states and
+// are set aside; the final state of the batch is the rows still running at the end followed by the
+// rows set aside, latest first. In reverse the state grows: a sequence starts at its own last step,
+// from its row of h0, appended when bs grows. A padded batch never shrinks or grows.
+
+// One layer in one direction over the packed rows x [rows, I]: returns the outputs [rows, Hout]
+// and the final h (and c), [N, *].
+std::vector<Tensor> run_direction(const RNNConfig& c, const Tensor* w, const Tensor& x, const Steps& steps, Tensor h0,
+                                  Tensor c0, bool reverse) {
+  const int64_t T = steps.T(), N = h0.size(0);
   Tensor b_ih = c.bias ? w[2] : Tensor(), b_hh = c.bias ? w[3] : Tensor();
   Tensor w_hr = c.proj_size > 0 ? w[c.bias ? 4 : 2] : Tensor();
   // The whole sequence's input projection in one matmul.
-  Tensor xp = functional::linear(x.reshape({T * N, x.size(2)}), w[0], b_ih).view({T, N, w[0].size(0)});
-  // A step sliced out of xp costs backward a zero-filled gradient of xp's whole size (one node per
-  // view), so steps are sliced out of blocks of about sqrt(T) steps: O(T^1.5) rather than O(T^2).
-  const auto block = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(T)))));
-  std::vector<Tensor> blocks = split(xp, block, 0);
-  std::vector<Tensor> outs(static_cast<size_t>(T));
+  Tensor xp = functional::linear(x, w[0], b_ih);
+  // Each step's rows, behind one autograd node (SplitSteps).
+  std::vector<int64_t> rows(steps.bs.begin(), steps.bs.end());
+  std::vector<Tensor> step_inputs = T == 1 ? std::vector<Tensor>{xp} : SplitSteps::apply(xp, rows);
+  auto step_input = [&](int64_t t) { return step_inputs[static_cast<size_t>(t)]; };
+  const bool lstm = c0.defined();
+  std::vector<Tensor> outs(static_cast<size_t>(T)), done_h, done_c;
+  Tensor h = h0, cs = c0;
+  int64_t running = N;
+  if (reverse && steps.bs.back() < N) {
+    running = steps.bs.back();
+    h = h0.narrow(0, 0, running);
+    if (lstm) cs = c0.narrow(0, 0, running);
+  }
   for (int64_t s = 0; s < T; ++s) {
-    int64_t t = reverse ? T - 1 - s : s;
-    Tensor xt = select(blocks[static_cast<size_t>(t / block)], 0, t % block);
-    auto next = step(c.mode, xt, h, cs, w[1], b_hh, w_hr);
+    const int64_t t = reverse ? T - 1 - s : s, bt = steps.bs[static_cast<size_t>(t)];
+    if (bt < running) {  // forward: sequences end
+      done_h.push_back(h.narrow(0, bt, running - bt));
+      h = h.narrow(0, 0, bt);
+      if (lstm) {
+        done_c.push_back(cs.narrow(0, bt, running - bt));
+        cs = cs.narrow(0, 0, bt);
+      }
+    } else if (bt > running) {  // reverse: sequences start
+      h = cat({h, h0.narrow(0, running, bt - running)}, 0);
+      if (lstm) cs = cat({cs, c0.narrow(0, running, bt - running)}, 0);
+    }
+    running = bt;
+    auto next = step(c.mode, step_input(t), h, cs, w[1], b_hh, w_hr);
     h = next[0];
-    if (next.size() > 1) cs = next[1];
+    if (lstm) cs = next[1];
     outs[static_cast<size_t>(t)] = h;
   }
-  return {stack(outs, 0), h, cs};
+  auto final_state = [](Tensor last, std::vector<Tensor>& done) {
+    if (done.empty()) return last;
+    done.push_back(last);
+    std::reverse(done.begin(), done.end());
+    return cat(done, 0);
+  };
+  return {outs.size() == 1 ? outs[0] : cat(outs, 0), final_state(h, done_h), lstm ? final_state(cs, done_c) : Tensor()};
 }
 
 // An initial state: `given` checked against [L*D, N, size] (unbatched: [L*D, size]), or zeros.
-Tensor initial_state(const RNNConfig& c, const Tensor& given, const char* what, const Tensor& x, bool batched,
-                     int64_t size) {
-  const int64_t LD = c.num_layers * directions_of(c), N = x.size(1);
+Tensor initial_state(const RNNConfig& c, const Tensor& given, const char* what, const Tensor& x, int64_t N,
+                     bool batched, int64_t size) {
+  const int64_t LD = c.num_layers * directions_of(c);
   if (!given.defined()) return zeros({LD, N, size}, TensorOptions(x.dtype()).device(x.device()));
   Shape want = batched ? Shape{LD, N, size} : Shape{LD, size};
   COHORT_CHECK(given.dim() == (batched ? 3 : 2), name_of(c), ": for ", batched ? "batched 3-d" : "unbatched 2-d",
@@ -159,6 +233,36 @@ void print_rnn(std::ostream& os, const RNNConfig& c) {
   os << ")";
 }
 
+namespace {
+
+// Every layer over the packed rows x [rows, I] (sorted order); h0, c0 [L*D, N, *]. Returns the
+// last layer's rows [rows, D*Hout] and the final states, [L*D, N, *] each.
+std::pair<Tensor, std::vector<Tensor>> run_layers(const RNNConfig& c, const std::vector<Tensor>& weights,
+                                                  bool training, Tensor x, const Steps& steps, const Tensor& h0,
+                                                  const Tensor& c0) {
+  const bool lstm = c.mode == RNNMode::LSTM;
+  const int64_t D = directions_of(c), per = weights_per_direction(c);
+  std::vector<Tensor> hn, cn;
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
+    std::vector<Tensor> outs;
+    for (int64_t d = 0; d < D; ++d) {
+      int64_t k = layer * D + d;
+      auto r = run_direction(c, &weights[static_cast<size_t>(k * per)], x, steps, select(h0, 0, k),
+                             lstm ? select(c0, 0, k) : Tensor(), d == 1);
+      outs.push_back(r[0]);
+      hn.push_back(r[1]);
+      if (lstm) cn.push_back(r[2]);
+    }
+    x = D == 1 ? outs[0] : cat(outs, 1);
+    if (training && c.dropout > 0 && layer + 1 < c.num_layers) x = functional::dropout(x, c.dropout, true);
+  }
+  std::vector<Tensor> states{stack(hn, 0)};
+  if (lstm) states.push_back(stack(cn, 0));
+  return {x, states};
+}
+
+}  // namespace
+
 std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std::vector<Tensor>& weights,
                                                    bool training, const Tensor& input, std::vector<Tensor> hx) {
   check_input(c, input, 3, weights);
@@ -167,33 +271,52 @@ std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std
   Tensor x = !batched ? input.unsqueeze(1) : c.batch_first ? input.transpose(0, 1) : input;
   COHORT_CHECK(x.size(0) > 0, name_of(c), ": expected a sequence of at least one step, got input of shape ",
                input.sizes());
+  const int64_t T = x.size(0), N = x.size(1);
   hx.resize(lstm ? 2 : 1);
-  Tensor h0 = initial_state(c, hx[0], lstm ? "h0 (hx[0])" : "h0 (hx)", x, batched, out_size_of(c));
-  Tensor c0 = lstm ? initial_state(c, hx[1], "c0 (hx[1])", x, batched, c.hidden_size) : Tensor();
-  const int64_t D = directions_of(c), per = weights_per_direction(c);
-  std::vector<Tensor> hn, cn;
-  for (int64_t layer = 0; layer < c.num_layers; ++layer) {
-    std::vector<Tensor> outs;
-    for (int64_t d = 0; d < D; ++d) {
-      int64_t k = layer * D + d;
-      auto r = run_direction(c, &weights[static_cast<size_t>(k * per)], x, select(h0, 0, k),
-                             lstm ? select(c0, 0, k) : Tensor(), d == 1);
-      outs.push_back(r[0]);
-      hn.push_back(r[1]);
-      if (lstm) cn.push_back(r[2]);
-    }
-    x = D == 1 ? outs[0] : cat(outs, 2);
-    if (training && c.dropout > 0 && layer + 1 < c.num_layers) x = functional::dropout(x, c.dropout, true);
-  }
-  std::vector<Tensor> states{stack(hn, 0)};
-  if (lstm) states.push_back(stack(cn, 0));
+  Tensor h0 = initial_state(c, hx[0], lstm ? "h0 (hx[0])" : "h0 (hx)", x, N, batched, out_size_of(c));
+  Tensor c0 = lstm ? initial_state(c, hx[1], "c0 (hx[1])", x, N, batched, c.hidden_size) : Tensor();
+  auto [rows, states] = run_layers(c, weights, training, x.reshape({T * N, x.size(2)}), uniform_steps(T, N), h0, c0);
+  Tensor out = rows.view({T, N, rows.size(1)});
   if (!batched) {
-    x = x.squeeze(1);
+    out = out.squeeze(1);
     for (Tensor& s : states) s = s.squeeze(1);
   } else if (c.batch_first) {
-    x = x.transpose(0, 1);
+    out = out.transpose(0, 1);
   }
-  return {x, states};
+  return {out, states};
+}
+
+std::pair<utils::rnn::PackedSequence, std::vector<Tensor>> rnn_forward_packed(const RNNConfig& c,
+                                                                            const std::vector<Tensor>& weights,
+                                                                            bool training,
+                                                                            const utils::rnn::PackedSequence& input,
+                                                                            std::vector<Tensor> hx) {
+  const Tensor& data = input.data();
+  COHORT_CHECK(input.defined() && data.dim() == 2, name_of(c), ": a PackedSequence's data should be 2-d [steps, ",
+               "input_size], got ", data.defined() ? data.sizes().vec() : Shape{});
+  check_input(c, data, 2, weights);
+  const bool lstm = c.mode == RNNMode::LSTM;
+  Steps steps;
+  const Tensor bs = input.batch_sizes().contiguous();
+  steps.bs.assign(bs.data_ptr<int64_t>(), bs.data_ptr<int64_t>() + bs.numel());
+  COHORT_CHECK(!steps.bs.empty(), name_of(c), ": the PackedSequence has no steps");
+  steps.offsets.push_back(0);
+  for (int64_t b : steps.bs) steps.offsets.push_back(steps.offsets.back() + b);
+  COHORT_CHECK(steps.offsets.back() == data.size(0), name_of(c), ": the PackedSequence's batch_sizes add up to ",
+               steps.offsets.back(), " steps but its data has ", data.size(0), " rows");
+  const int64_t N = steps.bs[0];
+  hx.resize(lstm ? 2 : 1);
+  // Initial states come in the batch's original order; the loop runs in sorted order.
+  const Tensor& sorted = input.sorted_indices();
+  auto in_sorted_order = [&](const Tensor& t) { return t.defined() && sorted.defined() ? t.index_select(1, sorted) : t; };
+  Tensor h0 = in_sorted_order(initial_state(c, hx[0], lstm ? "h0 (hx[0])" : "h0 (hx)", data, N, true, out_size_of(c)));
+  Tensor c0 = lstm ? in_sorted_order(initial_state(c, hx[1], "c0 (hx[1])", data, N, true, c.hidden_size)) : Tensor();
+  auto [rows, states] = run_layers(c, weights, training, data, steps, h0, c0);
+  const Tensor& unsorted = input.unsorted_indices();
+  if (unsorted.defined())
+    for (Tensor& s : states) s = s.index_select(1, unsorted);
+  return {utils::rnn::PackedSequence(rows, input.batch_sizes(), input.sorted_indices(), input.unsorted_indices()),
+          states};
 }
 
 std::vector<Tensor> rnn_cell_forward(const RNNConfig& c, const std::vector<Tensor>& w, const Tensor& input,
@@ -228,6 +351,7 @@ namespace {
 
 using detail::RNNConfig;
 using detail::RNNMode;
+using utils::rnn::PackedSequence;
 
 template <class Options>
 RNNConfig layer_config(RNNMode mode, const Options& o) {
@@ -260,6 +384,10 @@ std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, Tensor hx) {
   auto [out, states] = detail::rnn_forward(config(), flat_weights_, is_training(), input, {hx});
   return {out, states[0]};
 }
+std::tuple<PackedSequence, Tensor> RNNImpl::forward_with_packed_input(const PackedSequence& input, Tensor hx) {
+  auto [out, states] = detail::rnn_forward_packed(config(), flat_weights_, is_training(), input, {hx});
+  return {out, states[0]};
+}
 
 LSTMImpl::LSTMImpl(const LSTMOptions& options_) : options(options_) { reset(); }
 RNNConfig LSTMImpl::config() const {
@@ -274,11 +402,22 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   auto [out, states] = detail::rnn_forward(config(), flat_weights_, is_training(), input, h);
   return {out, {states[0], states[1]}};
 }
+std::tuple<PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::forward_with_packed_input(
+    const PackedSequence& input, std::optional<std::tuple<Tensor, Tensor>> hx) {
+  std::vector<Tensor> h;
+  if (hx) h = {std::get<0>(*hx), std::get<1>(*hx)};
+  auto [out, states] = detail::rnn_forward_packed(config(), flat_weights_, is_training(), input, h);
+  return {out, {states[0], states[1]}};
+}
 
 GRUImpl::GRUImpl(const GRUOptions& options_) : options(options_) { reset(); }
 RNNConfig GRUImpl::config() const { return layer_config(RNNMode::GRU, options); }
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, Tensor hx) {
   auto [out, states] = detail::rnn_forward(config(), flat_weights_, is_training(), input, {hx});
+  return {out, states[0]};
+}
+std::tuple<PackedSequence, Tensor> GRUImpl::forward_with_packed_input(const PackedSequence& input, Tensor hx) {
+  auto [out, states] = detail::rnn_forward_packed(config(), flat_weights_, is_training(), input, {hx});
   return {out, states[0]};
 }
 

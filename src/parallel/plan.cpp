@@ -19,6 +19,7 @@ std::ostream& operator<<(std::ostream& os, SplitRule rule) {
     case kBalanced: return os << "balanced";
     case kChunk: return os << "chunk";
     case kWeighted: return os << "weighted";
+    case kTimesteps: return os << "timesteps";
   }
   return os << "SplitRule(" << static_cast<int>(rule) << ")";
 }
@@ -32,8 +33,20 @@ std::vector<Device> all_devices() {
 namespace detail {
 
 Leaf tensor_leaf(const Tensor& x, std::string path, bool broadcast) {
-  if (!x.defined()) return {Kind::kUndefined, std::move(path), {}, 0};
-  return {broadcast ? Kind::kBroadcast : Kind::kSplit, std::move(path), x.sizes().vec(), 0};
+  if (!x.defined()) return {Kind::kUndefined, std::move(path), {}, 0, {}, {}};
+  return {broadcast ? Kind::kBroadcast : Kind::kSplit, std::move(path), x.sizes().vec(), 0, {}, {}};
+}
+
+Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path) {
+  COHORT_CHECK(x.defined(), "parallel::plan: ", path, " is an empty PackedSequence; hint: make it with "
+               "nn::utils::rnn::pack_padded_sequence or pack_sequence");
+  Leaf leaf{Kind::kPacked, std::move(path), x.data().sizes().vec(), x.batch(), {}, {}};
+  leaf.lengths = x.lengths();
+  if (x.sorted_indices().defined()) {
+    Tensor order = x.sorted_indices().to(Device(kCPU, 0)).to(kInt64).contiguous();
+    leaf.order.assign(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel());
+  }
+  return leaf;
 }
 
 namespace {
@@ -66,10 +79,29 @@ void check_options(const ScatterOptions& options, size_t device_count) {
 }
 
 // Samples per device, in list order (options already checked); zeros are removed by the caller.
-std::vector<int64_t> chunk_sizes(int64_t n, size_t device_count, const ScatterOptions& options) {
+std::vector<int64_t> chunk_sizes(int64_t n, size_t device_count, const ScatterOptions& options,
+                                 const std::vector<int64_t>& lengths) {
   const auto k = static_cast<int64_t>(device_count);
   std::vector<int64_t> sizes(device_count, 0);
-  if (options.rule() == kBalanced) {
+  if (options.rule() == kTimesteps) {
+    // Consecutive chunks whose boundaries fall nearest to i/k of the total steps (ties: earlier).
+    std::vector<int64_t> cum{0};
+    for (int64_t len : lengths) cum.push_back(cum.back() + len);
+    int64_t previous = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t boundary = n;
+      if (i < k - 1) {
+        const double target = static_cast<double>(cum.back()) * static_cast<double>(i + 1) / static_cast<double>(k);
+        boundary = previous;
+        for (int64_t b = previous + 1; b <= n; ++b)
+          if (std::abs(static_cast<double>(cum[static_cast<size_t>(b)]) - target) <
+              std::abs(static_cast<double>(cum[static_cast<size_t>(boundary)]) - target))
+            boundary = b;
+      }
+      sizes[static_cast<size_t>(i)] = boundary - previous;
+      previous = boundary;
+    }
+  } else if (options.rule() == kBalanced) {
     for (int64_t i = 0; i < k; ++i) sizes[i] = n / k + (i < n % k ? 1 : 0);
   } else if (options.rule() == kChunk) {
     const int64_t each = (n + k - 1) / k;
@@ -100,6 +132,16 @@ int64_t find_batch(const std::vector<Leaf>& leaves, int64_t dim) {
   const Leaf* source = nullptr;
   int64_t batch = -1;
   for (const Leaf& leaf : leaves) {
+    if (leaf.kind == Kind::kPacked) {
+      if (!source) {
+        source = &leaf, batch = leaf.items;
+        continue;
+      }
+      COHORT_CHECK(leaf.items == batch, "parallel::plan: ", leaf.path, " is a PackedSequence of ", leaf.items,
+                   " sequences, but the batch is ", batch, " (set by ", source->path, "); hint: a PackedSequence "
+                   "holds one sample per sequence, so it needs as many sequences as the batch has samples");
+      continue;
+    }
     if (leaf.kind != Kind::kSplit) continue;
     const auto rank = static_cast<int64_t>(leaf.shape.size());
     COHORT_CHECK(rank > 0, "parallel::plan: ", leaf.path, " is a 0-d tensor, which has no dim ", dim,
@@ -113,8 +155,10 @@ int64_t find_batch(const std::vector<Leaf>& leaves, int64_t dim) {
       continue;
     }
     COHORT_CHECK(size == batch, "parallel::plan: ", leaf.path, " of shape ", leaf.shape, " has size ", size,
-                 " along dim ", dim, ", but the batch is ", batch, " (set by ", source->path, " of shape ",
-                 source->shape, "); hint: wrap it in parallel::Broadcast(x) if every replica should see all of it",
+                 " along dim ", dim, ", but the batch is ", batch, " (set by ", source->path,
+                 source->kind == Kind::kPacked ? ", a PackedSequence of " : " of shape ",
+                 source->kind == Kind::kPacked ? ::cohort::detail::str(source->items, " sequences")
+                                               : ::cohort::detail::str(source->shape), "); hint: wrap it in parallel::Broadcast(x) if every replica should see all of it",
                  in_list(leaf) ? "; if its list holds one tensor per sample, wrap the list in parallel::Split(v)" : "");
   }
   for (const Leaf& leaf : leaves) {
@@ -133,6 +177,7 @@ int64_t find_batch(const std::vector<Leaf>& leaves, int64_t dim) {
 // Why some devices get no replica; the plan says so rather than leaving the user to wonder.
 std::string idle_note(int64_t batch, size_t device_count, const Plan& p, SplitRule rule) {
   const std::string of = std::to_string(device_count) + " devices: using " + std::to_string(p.replicas());
+  if (rule == kTimesteps) return "the timesteps rule gives no sequences to " + std::to_string(device_count - p.replicas()) + " of " + of;
   if (rule == kWeighted) return "the weights give no samples to " + std::to_string(device_count - p.replicas()) + " of " + of;
   if (batch < static_cast<int64_t>(device_count)) return "batch " + std::to_string(batch) + " is smaller than " + of;
   return "the chunk rule (" + std::to_string(p.chunk_sizes[0]) + " samples per chunk) makes " +
@@ -168,7 +213,17 @@ Plan make_plan(const std::vector<Device>& devices, const ScatterOptions& options
                                           : "batch 0: running once on " + devices[0].str());
   } else {
     p.batch = batch;
-    std::vector<int64_t> sizes = chunk_sizes(batch, devices.size(), options);
+    const Leaf* packed = nullptr;
+    for (const Leaf& leaf : leaves)
+      if (leaf.kind == Kind::kPacked && !packed) packed = &leaf;
+    COHORT_CHECK(options.rule() != kTimesteps || packed, "parallel::plan: the kTimesteps rule balances the "
+                 "replicas' timesteps by the lengths of a PackedSequence argument, and there is none; hint: pass the "
+                 "batch packed (nn::utils::rnn::pack_padded_sequence), or use the kBalanced rule");
+    if (packed) {
+      p.sequence_lengths = packed->lengths;
+      p.sequence_order = packed->order;
+    }
+    std::vector<int64_t> sizes = chunk_sizes(batch, devices.size(), options, p.sequence_lengths);
     int64_t offset = 0;
     for (size_t i = 0; i < devices.size(); ++i) {
       if (sizes[i] == 0) continue;  // Note [Scatter plan], rule 4: no empty replica
@@ -178,11 +233,24 @@ Plan make_plan(const std::vector<Device>& devices, const ScatterOptions& options
       offset += sizes[i];
     }
     if (p.devices.size() < devices.size()) p.notes.push_back(idle_note(batch, devices.size(), p, options.rule()));
+    if (packed && p.replicas() > 1)
+      p.notes.push_back("sequences go whole to one replica each; an output of pad_packed_sequence (padded to its "
+                        "replica's longest sequence) is padded on gather to the whole batch's longest sequence, "
+                        "with its padding value; other outputs whose sizes differ beyond the batch dim are an error");
   }
   for (const Leaf& leaf : leaves) {
     ArgumentPlan a{leaf.path, leaf.kind, leaf.shape, {}};
-    if (leaf.kind != Kind::kShare)
+    if (leaf.kind == Kind::kPacked) {
+      for (size_t r = 0; r < p.chunk_sizes.size(); ++r) {
+        int64_t steps = 0;
+        for (int64_t i = p.offsets[r]; i < p.offsets[r] + p.chunk_sizes[r]; ++i) steps += leaf.lengths[static_cast<size_t>(i)];
+        Shape s = leaf.shape;
+        s[0] = steps;
+        a.replica_shapes.push_back(s);
+      }
+    } else if (leaf.kind != Kind::kShare) {
       for (int64_t chunk : p.chunk_sizes) a.replica_shapes.push_back(replica_shape(leaf, p.dim, chunk));
+    }
     p.arguments.push_back(std::move(a));
   }
   return p;
@@ -191,10 +259,15 @@ Plan make_plan(const std::vector<Device>& devices, const ScatterOptions& options
 }  // namespace detail
 
 namespace {
-std::string describe(const ArgumentPlan& a) {
+std::string describe(const ArgumentPlan& a, const Plan& p) {
   using cohort::operator<<;  // Shape's, hidden by the operator<< of this namespace
   std::ostringstream os;
   switch (a.kind) {
+    case Kind::kPacked:
+      os << "PackedSequence of " << p.batch << " sequences, data " << a.shape << " ->";
+      for (size_t r = 0; r < a.replica_shapes.size(); ++r)
+        os << (r ? ", " : " ") << p.chunk_sizes[r] << " (" << a.replica_shapes[r][0] << " steps)";
+      return os.str();
     case Kind::kSplit: os << "split " << a.shape << " ->"; break;
     case Kind::kSplitList: os << "Split list of " << a.shape[0] << " items ->"; break;
     case Kind::kBroadcast: return ::cohort::detail::str("broadcast ", a.shape, " to every replica");
@@ -216,7 +289,7 @@ std::ostream& operator<<(std::ostream& os, const Plan& p) {
   for (size_t r = 0; r < p.replicas(); ++r)
     os << "  replica " << r << " on " << p.devices[r] << ": " << p.chunk_sizes[r] << " samples [" << p.offsets[r]
        << ", " << p.offsets[r] + p.chunk_sizes[r] << ")\n";
-  for (const ArgumentPlan& a : p.arguments) os << "  " << a.path << ": " << describe(a) << "\n";
+  for (const ArgumentPlan& a : p.arguments) os << "  " << a.path << ": " << describe(a, p) << "\n";
   for (const std::string& note : p.notes) os << "  note: " << note << "\n";
   return os;
 }

@@ -2,6 +2,8 @@
 // arguments are the ones the plan was made from.
 #include "cohort/parallel/scatter.h"
 
+#include <numeric>
+
 #include "cohort/core/error.h"
 #include "cohort/ops/shape.h"
 
@@ -16,6 +18,14 @@ Tensor chunk_for(const Tensor& x, const Plan& plan, size_t replica) {
   return x.narrow(dim, plan.offsets[replica], plan.chunk_sizes[replica]).to(plan.devices[replica]);
 }
 
+nn::utils::rnn::PackedSequence packed_chunk_for(const nn::utils::rnn::PackedSequence& x, const Plan& plan,
+                                                size_t replica) {
+  if (plan.chunk_sizes[replica] == x.batch()) return x.to(plan.devices[replica]);
+  std::vector<int64_t> samples(static_cast<size_t>(plan.chunk_sizes[replica]));
+  std::iota(samples.begin(), samples.end(), plan.offsets[replica]);
+  return nn::utils::rnn::detail::select_sequences(x, samples).to(plan.devices[replica]);
+}
+
 namespace {
 const char* kind_name(ArgumentPlan::Kind kind) {
   switch (kind) {
@@ -24,6 +34,7 @@ const char* kind_name(ArgumentPlan::Kind kind) {
     case ArgumentPlan::Kind::kUndefined: return "an undefined tensor";
     case ArgumentPlan::Kind::kSplitList: return "a Split list";
     case ArgumentPlan::Kind::kShare: return "a Share value";
+    case ArgumentPlan::Kind::kPacked: return "a PackedSequence";
   }
   return "an unknown kind of argument";
 }

@@ -11,6 +11,11 @@
 //   nn::LSTM lstm(nn::LSTMOptions(10, 20).num_layers(2).batch_first(true));
 //   auto [out, state] = lstm->forward(x);  // state = (h_n, c_n)
 //
+// Packed input (nn/utils/rnn.h): forward_with_packed_input(packed, hx) runs each sequence for its own
+// length and returns a PackedSequence of the outputs (same batch_sizes and order) and the final
+// states of each sequence at its own last step (reverse direction: at step 0), in the batch's
+// original order; hx is in the original order too.
+//
 // The time loop is made of differentiable ops (one input-projection matmul per layer and direction,
 // then one hidden-projection matmul per step), so autograd differentiates it to any order.
 // Errors name the layer, what it expected and what it got.
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "cohort/nn/module_holder.h"
+#include "cohort/nn/utils/rnn.h"
 
 namespace cohort {
 
@@ -141,6 +147,12 @@ void print_rnn(std::ostream& os, const RNNConfig& c);
 // (and c0 for an LSTM), possibly undefined.
 std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std::vector<Tensor>& weights,
                                                    bool training, const Tensor& input, std::vector<Tensor> hx);
+// The same over a PackedSequence (always batched): output rows in the input's packed layout.
+std::pair<utils::rnn::PackedSequence, std::vector<Tensor>> rnn_forward_packed(const RNNConfig& c,
+                                                                            const std::vector<Tensor>& weights,
+                                                                            bool training,
+                                                                            const utils::rnn::PackedSequence& input,
+                                                                            std::vector<Tensor> hx);
 // One step of a cell: the new h (and c for an LSTM cell).
 std::vector<Tensor> rnn_cell_forward(const RNNConfig& c, const std::vector<Tensor>& weights, const Tensor& input,
                                      std::vector<Tensor> hx);
@@ -202,6 +214,8 @@ class RNNImpl : public detail::RNNImplBase<RNNImpl> {
   explicit RNNImpl(const RNNOptions& options);
   RNNImpl(int64_t input_size, int64_t hidden_size) : RNNImpl(RNNOptions(input_size, hidden_size)) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                           Tensor hx = {});
   RNNOptions options;
 
  protected:
@@ -215,6 +229,8 @@ class LSTMImpl : public detail::RNNImplBase<LSTMImpl> {
   LSTMImpl(int64_t input_size, int64_t hidden_size) : LSTMImpl(LSTMOptions(input_size, hidden_size)) {}
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
                                                          std::optional<std::tuple<Tensor, Tensor>> hx = {});
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx = {});
   LSTMOptions options;
 
  protected:
@@ -227,6 +243,8 @@ class GRUImpl : public detail::RNNImplBase<GRUImpl> {
   explicit GRUImpl(const GRUOptions& options);
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(GRUOptions(input_size, hidden_size)) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                           Tensor hx = {});
   GRUOptions options;
 
  protected:

@@ -8,7 +8,9 @@
 // A call plans the split (plan.h), scatters the arguments (any number, of any kind scatter takes:
 // tensors, Broadcast, Split, Share, containers), runs one replica per device in use at once
 // (parallel_apply.h), and gathers what the module's forward returns onto the output device
-// (gather.h; 0-d outputs become the sample-weighted mean by default). Replicas are built on the
+// (gather.h; 0-d outputs become the sample-weighted mean by default). A PackedSequence argument is
+// split by whole sequences; an output of pad_packed_sequence, which each replica pads to its own
+// longest sequence, is padded on gather to the whole batch's (Note [Padded outputs on gather]). Replicas are built on the
 // first call and kept; before each call only changed values are copied, and each replica parameter
 // is linked to the master's, so backward sums every replica's gradient into the master's .grad
 // (Note [Replica synchronisation], src/parallel/replicate.cpp). Buffers: Note [Replica buffers]
@@ -171,11 +173,16 @@ class DataParallel : public Module {
     std::vector<size_t> which = core_.indices(plan);
     std::vector<std::shared_ptr<M>> used;
     for (size_t i : which) used.push_back(replicas_[i]);
+    // What pad_packed_sequence returns in each replica (Note [Padded outputs on gather], gather.h).
+    std::vector<std::vector<nn::utils::rnn::detail::PadRecord>> padded(used.size());
     auto tracked = [&](M& m, const auto&... a) {
-      const size_t r = which[std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.get() == &m; }) -
-                             used.begin()];
+      const auto i = static_cast<size_t>(
+          std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.get() == &m; }) - used.begin());
+      const size_t r = which[i];
       try {
+        nn::utils::rnn::detail::PadRecorder recorder;
         auto out = call(m, a...);
+        padded[i] = recorder.take();
         core_.replica_ended(r, false);
         return out;
       } catch (...) {
@@ -186,7 +193,7 @@ class DataParallel : public Module {
     core_.before_forward(which);
     auto outputs = parallel::parallel_apply(used, inputs, plan, tracked);
     core_.after_forward(which, plan);
-    return parallel::gather(outputs, core_.output_device(), gather_options(plan));
+    return parallel::gather(outputs, core_.output_device(), gather_options(plan).padded_outputs(std::move(padded)));
   }
 
   parallel::GatherOptions gather_options(const parallel::Plan& plan) const {

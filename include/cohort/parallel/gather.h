@@ -14,6 +14,24 @@
 //      kStack / kNone   PyTorch's behaviour: a 1-d tensor of the n values
 //    kMean needs the chunk sizes: pass the Plan, or GatherOptions().chunk_sizes(...).
 //  - An undefined Tensor in every replica stays undefined.
+//  - A nn::utils::rnn::PackedSequence: the replicas' sequences joined in the batch's order (replica
+//    0's first), packed as the plan's PackedSequence argument was when the lengths are the same
+//    (so the result equals one device's), else longest first (stable).
+//  - A tensor whose size differs between replicas in a dim other than the gather dim: see
+//    Note [Padded outputs on gather].
+//
+// Note [Padded outputs on gather]
+// Inside a data-parallel module, pad_packed_sequence pads each replica's output to the longest
+// sequence of *its* samples, so replicas return [T_r, n_r, H] with different T_r, and PyTorch's
+// gather fails unless the user passed total_length. Here a tensor that pad_packed_sequence returned
+// in its replica (recorded by nn::utils::rnn::detail::PadRecorder, which DataParallel installs
+// around each replica's forward) and that differs from the other replicas only in its time dim is
+// padded, with the padding value it was unpacked with, to the longest T_r: exactly what one device
+// returns, since the whole batch's longest sequence is the longest of some replica. Any other
+// difference (a tensor computed from the padded output, say by a Linear, whose padded rows are not
+// the padding value, or a dim that is not the time dim) is an error naming the fix, total_length;
+// never a silent change of shape or values. Without a recorder (gather called on its own) the
+// same outputs need GatherOptions::padded_outputs.
 // Throws cohort::Error naming the replica and the path ("output[1]['logits']") when replicas
 // disagree in structure, definedness, dtype, or shape other than along dim; DeviceError when
 // output_device does not exist.
@@ -23,6 +41,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cohort/nn/utils/rnn.h"
 #include "cohort/ops/reduction_mode.h"
 #include "cohort/parallel/markers.h"
 #include "cohort/parallel/plan.h"
@@ -34,20 +53,31 @@ inline constexpr Reduction kStack = Reduction::None;  // 0-d outputs as a vector
 struct GatherOptions {
   GatherOptions() = default;
   // dim and chunk sizes from the plan the inputs were scattered with.
-  explicit GatherOptions(const Plan& plan) : dim_(plan.dim), chunk_sizes_(plan.chunk_sizes) {}
+  explicit GatherOptions(const Plan& plan)
+      : dim_(plan.dim), chunk_sizes_(plan.chunk_sizes), sequence_lengths_(plan.sequence_lengths),
+        sequence_order_(plan.sequence_order) {}
 
   GatherOptions& dim(int64_t d) { dim_ = d; return *this; }
   GatherOptions& scalars(Reduction r) { scalars_ = r; return *this; }
   // Samples per replica, for the kMean of 0-d outputs; when set, there must be one output per entry.
   GatherOptions& chunk_sizes(std::vector<int64_t> sizes) { chunk_sizes_ = std::move(sizes); return *this; }
+  // What pad_packed_sequence returned in each replica (Note [Padded outputs on gather]).
+  GatherOptions& padded_outputs(std::vector<std::vector<nn::utils::rnn::detail::PadRecord>> records) {
+    padded_outputs_ = std::move(records);
+    return *this;
+  }
   int64_t dim() const { return dim_; }
   Reduction scalars() const { return scalars_; }
   const std::vector<int64_t>& chunk_sizes() const { return chunk_sizes_; }
+  const std::vector<int64_t>& sequence_lengths() const { return sequence_lengths_; }
+  const std::vector<int64_t>& sequence_order() const { return sequence_order_; }
+  const std::vector<std::vector<nn::utils::rnn::detail::PadRecord>>& padded_outputs() const { return padded_outputs_; }
 
  private:
   int64_t dim_ = 0;
   Reduction scalars_ = kMean;
-  std::vector<int64_t> chunk_sizes_;
+  std::vector<int64_t> chunk_sizes_, sequence_lengths_, sequence_order_;
+  std::vector<std::vector<nn::utils::rnn::detail::PadRecord>> padded_outputs_;
 };
 
 namespace detail {
@@ -55,6 +85,8 @@ namespace detail {
 void check_outputs(size_t replicas, Device output_device, const GatherOptions& options);
 Tensor gather_tensors(const std::vector<Tensor>& parts, const std::string& path, Device device,
                       const GatherOptions& options);
+nn::utils::rnn::PackedSequence gather_packed(const std::vector<nn::utils::rnn::PackedSequence>& parts,
+                                             const std::string& path, Device device, const GatherOptions& options);
 void check_same_length(const std::vector<size_t>& lengths, const std::string& path);
 void check_same_keys(const std::vector<std::vector<std::string>>& keys, const std::string& path);
 
@@ -81,6 +113,10 @@ T gather_node(const std::vector<const T*>& parts, const std::string& path, Devic
     std::vector<Tensor> tensors;
     for (const Tensor* p : parts) tensors.push_back(*p);
     return gather_tensors(tensors, path, device, o);
+  } else if constexpr (IsPacked<T>::value) {
+    std::vector<T> packed;
+    for (const T* p : parts) packed.push_back(*p);
+    return gather_packed(packed, path, device, o);
   } else if constexpr (IsVector<T>::value) {
     std::vector<size_t> lengths;
     for (const T* p : parts) lengths.push_back(p->size());
@@ -108,8 +144,8 @@ T gather_node(const std::vector<const T*>& parts, const std::string& path, Devic
     return gather_tuple(parts, path, device, o, std::make_index_sequence<std::tuple_size_v<T>>{});
   } else {
     static_assert(always_false<T>,
-                  "parallel::gather: a replica's output must be a Tensor or a std::vector/std::tuple/"
-                  "std::map<std::string, ...> of tensors");
+                  "parallel::gather: a replica's output must be a Tensor, a PackedSequence, or a std::vector/"
+                  "std::tuple/std::map<std::string, ...> of them");
   }
 }
 

@@ -5,7 +5,8 @@
 //                            same sample boundaries as the tensors
 //   parallel::Share(cfg)     any value every replica reads through a const reference (never copied)
 //
-// A plain Tensor is split along the batch dim; std::vector, std::tuple and std::map<std::string, …>
+// A plain Tensor is split along the batch dim; a nn::utils::rnn::PackedSequence is split by whole
+// sequences with the same samples (each replica gets a valid packed batch); std::vector, std::tuple and std::map<std::string, …>
 // of any of these recurse. Anything else (an int, a std::string, a struct) does not compile: see
 // ScatterType below and Note [Scatter plan] in plan.h for why there is no silent default.
 #pragma once
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cohort/core/tensor.h"
+#include "cohort/nn/utils/rnn.h"
 
 namespace cohort::parallel {
 
@@ -110,6 +112,8 @@ struct IsShare : std::false_type {};
 template <class T>
 struct IsShare<Share<T>> : std::true_type {};
 template <class T>
+struct IsPacked : std::is_same<T, nn::utils::rnn::PackedSequence> {};
+template <class T>
 struct IsVector : std::false_type {};
 template <class T>
 struct IsVector<std::vector<T>> : std::true_type {};
@@ -136,6 +140,10 @@ struct ScatterType {
 template <>
 struct ScatterType<Tensor> {
   using type = Tensor;
+};
+template <>
+struct ScatterType<nn::utils::rnn::PackedSequence> {
+  using type = nn::utils::rnn::PackedSequence;
 };
 template <class T>
 struct ScatterType<Broadcast<T>> {

@@ -21,7 +21,13 @@
 //     samples (cumulative rounding, so the sizes sum to n exactly).
 //  4. No empty replica. A device without samples is left out (batch 3 on 8 devices uses 3), and the
 //     plan says so in its notes: a replica with an empty batch breaks batch norm and means nothing.
-//  5. Degenerate calls. No arguments at all run once on the first device (PyTorch runs a module
+//  5. Sequences. A nn::utils::rnn::PackedSequence holds one sample per sequence: it sets or joins the
+//     batch like a tensor (its batch is its number of sequences, in their original order), and
+//     each replica gets its samples' sequences whole, packed again on their own. kTimesteps cuts
+//     the batch into consecutive chunks of about equal total timesteps (a replica's cost is its
+//     steps, not its samples), by the lengths of the first PackedSequence argument. Planning reads
+//     a PackedSequence's batch_sizes and sorted_indices (a few integers), never its data.
+//  6. Degenerate calls. No arguments at all run once on the first device (PyTorch runs a module
 //     without inputs once); so does a batch of 0 samples. Arguments with nothing to split (only
 //     Broadcast and Share) are an error: every replica would compute the same thing.
 // gather uses the plan's chunk sizes to weight 0-d outputs (gather.h), so a loss averaged inside
@@ -41,10 +47,11 @@
 
 namespace cohort::parallel {
 
-enum class SplitRule { kBalanced, kChunk, kWeighted };
+enum class SplitRule { kBalanced, kChunk, kWeighted, kTimesteps };
 inline constexpr SplitRule kBalanced = SplitRule::kBalanced;  // sizes differ by at most 1, all devices
 inline constexpr SplitRule kChunk = SplitRule::kChunk;        // PyTorch's chunk: ceil(n / devices) each
 inline constexpr SplitRule kWeighted = SplitRule::kWeighted;  // proportional to per-device weights
+inline constexpr SplitRule kTimesteps = SplitRule::kTimesteps;  // about equal steps of a PackedSequence
 std::ostream& operator<<(std::ostream& os, SplitRule rule);
 
 struct ScatterOptions {
@@ -65,11 +72,12 @@ struct ScatterOptions {
 
 // One leaf of the arguments: a tensor, a Split list or a shared value, found at `path`.
 struct ArgumentPlan {
-  enum class Kind { kSplit, kBroadcast, kUndefined, kSplitList, kShare };
+  enum class Kind { kSplit, kBroadcast, kUndefined, kSplitList, kShare, kPacked };
   std::string path;                   // "argument 1", "argument 0[2]['mask']"
   Kind kind = Kind::kSplit;
   Shape shape;                        // tensors: the whole tensor; Split lists: {items}
   std::vector<Shape> replica_shapes;  // what each replica gets (Split lists: {items}); empty for Share
+                                      // (PackedSequence: the shape of its data)
 };
 
 struct Plan {
@@ -81,6 +89,9 @@ struct Plan {
   std::vector<int64_t> offsets;      // first sample of each replica
   std::vector<ArgumentPlan> arguments;
   std::vector<std::string> notes;    // e.g. "batch 3 is smaller than 8 devices: using 3"
+  // The first PackedSequence argument's lengths (original order) and sorted_indices (empty when it
+  // was packed sorted): gather packs PackedSequence outputs of the same lengths in the same order.
+  std::vector<int64_t> sequence_lengths, sequence_order;
 
   size_t replicas() const { return devices.size(); }
 };
@@ -95,9 +106,11 @@ namespace detail {
 struct Leaf {
   ArgumentPlan::Kind kind;
   std::string path;
-  Shape shape;        // tensors
-  int64_t items = 0;  // Split lists
+  Shape shape;        // tensors; PackedSequence: its data
+  int64_t items = 0;  // Split lists; PackedSequence: sequences
+  std::vector<int64_t> lengths, order;  // PackedSequence: lengths and sorted_indices
 };
+Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path);
 Leaf tensor_leaf(const Tensor& x, std::string path, bool broadcast);
 inline std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 inline std::string key_path(const std::string& path, const std::string& key) { return path + "['" + key + "']"; }
@@ -115,12 +128,14 @@ template <class A>
 void collect(const A& a, const std::string& path, bool broadcast, std::vector<Leaf>& out) {
   if constexpr (std::is_same_v<A, Tensor>) {
     out.push_back(tensor_leaf(a, path, broadcast));
+  } else if constexpr (IsPacked<A>::value) {
+    out.push_back(packed_leaf(a, path));
   } else if constexpr (IsBroadcast<A>::value) {
     collect(a.value(), path, true, out);
   } else if constexpr (IsSplit<A>::value) {
-    out.push_back({ArgumentPlan::Kind::kSplitList, path, {a.size()}, a.size()});
+    out.push_back({ArgumentPlan::Kind::kSplitList, path, {a.size()}, a.size(), {}, {}});
   } else if constexpr (IsShare<A>::value) {
-    out.push_back({ArgumentPlan::Kind::kShare, path, {}, 0});
+    out.push_back({ArgumentPlan::Kind::kShare, path, {}, 0, {}, {}});
   } else if constexpr (IsVector<A>::value) {
     for (size_t i = 0; i < a.size(); ++i) collect(a[i], index_path(path, i), broadcast, out);
   } else if constexpr (IsStringMap<A>::value) {

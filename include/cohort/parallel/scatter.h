@@ -8,6 +8,9 @@
 //   Tensor        x.narrow(dim, offsets[r], chunk_sizes[r]).to(devices[r]): differentiable, so the
 //                 replicas' gradients land in the matching rows of x.grad (on the device of r == x's
 //                 device the chunk is a view of x, as it would be on a single device)
+//   PackedSequence  the sequences of r's samples, packed again on their own (longest first, with
+//                 their own sorted_indices when not already in order), data on devices[r]:
+//                 differentiable (index_select, to)
 //   Broadcast(x)  x.to(devices[r]): every replica's gradient sums into x.grad
 //   Split(v)      std::vector of v's items for r's samples (Tensor items moved to devices[r])
 //   Share(v)      const T& to the caller's v (it must outlive the use of the scattered tuples)
@@ -26,6 +29,8 @@ namespace cohort::parallel {
 namespace detail {
 
 Tensor chunk_for(const Tensor& x, const Plan& plan, size_t replica);
+nn::utils::rnn::PackedSequence packed_chunk_for(const nn::utils::rnn::PackedSequence& x, const Plan& plan,
+                                                size_t replica);
 Tensor item_to(const Tensor& x, Device device);
 // Compares the leaves of the arguments with the ones the plan was made from.
 void check_plan_matches(const Plan& plan, const std::vector<Leaf>& leaves);
@@ -58,6 +63,8 @@ template <class A>
 scattered_t<A> scatter_one(const A& a, const Plan& plan, size_t r) {
   if constexpr (std::is_same_v<A, Tensor>) {
     return chunk_for(a, plan, r);
+  } else if constexpr (IsPacked<A>::value) {
+    return packed_chunk_for(a, plan, r);
   } else if constexpr (IsBroadcast<A>::value) {
     return broadcast_to(a.value(), plan.devices[r]);
   } else if constexpr (IsSplit<A>::value) {

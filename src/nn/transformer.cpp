@@ -1,0 +1,89 @@
+// Transformer encoder layers composed of MultiheadAttention, Linear, LayerNorm and Dropout.
+#include "cohort/nn/transformer.h"
+
+#include "cohort/nn/functional/activation.h"
+#include "cohort/ops/activation.h"
+#include "cohort/ops/pointwise.h"
+
+namespace cohort::nn {
+
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options_)
+    : options(options_) {
+  reset();
+}
+
+void TransformerEncoderLayerImpl::reset() {
+  const auto& o = options;
+  COHORT_CHECK(o.dim_feedforward() > 0, "TransformerEncoderLayer: dim_feedforward must be positive, got ",
+               o.dim_feedforward());
+  self_attn = register_module(
+      "self_attn", MultiheadAttention(MultiheadAttentionOptions(o.d_model(), o.nhead()).dropout(o.dropout()).batch_first(
+                       o.batch_first())));
+  linear1 = register_module("linear1", Linear(o.d_model(), o.dim_feedforward()));
+  dropout = register_module("dropout", Dropout(o.dropout()));
+  linear2 = register_module("linear2", Linear(o.dim_feedforward(), o.d_model()));
+  norm1 = register_module("norm1", LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps())));
+  norm2 = register_module("norm2", LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps())));
+  dropout1 = register_module("dropout1", Dropout(o.dropout()));
+  dropout2 = register_module("dropout2", Dropout(o.dropout()));
+}
+
+void TransformerEncoderLayerImpl::reset_parameters() {
+  self_attn->_reset_parameters();
+  linear1->reset_parameters();
+  linear2->reset_parameters();
+  norm1->reset_parameters();
+  norm2->reset_parameters();
+}
+
+Tensor TransformerEncoderLayerImpl::activation(const Tensor& x) {
+  const auto& a = options.activation();
+  if (std::holds_alternative<ReLUNonlinearity>(a)) return relu(x);
+  if (std::holds_alternative<GELUActivation>(a)) return gelu(x);
+  return std::get<std::function<Tensor(const Tensor&)>>(a)(x);
+}
+
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
+                                            const Tensor& src_key_padding_mask) {
+  auto attend = [&](const Tensor& x) {
+    return dropout1(std::get<0>(self_attn(x, x, x, src_key_padding_mask, /*need_weights=*/false, src_mask)));
+  };
+  auto feed_forward = [&](const Tensor& x) { return dropout2(linear2(dropout(activation(linear1(x))))); };
+  Tensor x = src;
+  if (options.norm_first()) {
+    x = x + attend(norm1(x));
+    return x + feed_forward(norm2(x));
+  }
+  x = norm1(x + attend(x));
+  return norm2(x + feed_forward(x));
+}
+
+TransformerEncoderImpl::TransformerEncoderImpl(TransformerEncoderOptions options_) : options(std::move(options_)) {
+  reset();
+}
+
+void TransformerEncoderImpl::reset() {
+  COHORT_CHECK(!options.encoder_layer().is_empty(), "TransformerEncoder: the encoder_layer is empty (nullptr)");
+  COHORT_CHECK(options.num_layers() > 0, "TransformerEncoder: num_layers must be positive, got ", options.num_layers());
+  layers = register_module("layers", ModuleList());
+  for (int64_t i = 0; i < options.num_layers(); ++i) layers->push_back(options.encoder_layer()->clone());
+  norm.reset();
+  if (options.norm()) {
+    auto copy = options.norm()->ptr()->clone();
+    norm = options.norm()->rebound(copy);
+    register_module("norm", copy);
+  }
+}
+
+void TransformerEncoderImpl::reset_parameters() {
+  for (size_t i = 0; i < layers->size(); ++i) layers->ptr<TransformerEncoderLayerImpl>(i)->reset_parameters();
+}
+
+Tensor TransformerEncoderImpl::forward(const Tensor& src, const Tensor& src_mask, const Tensor& src_key_padding_mask) {
+  Tensor x = src;
+  for (size_t i = 0; i < layers->size(); ++i)
+    x = layers->ptr<TransformerEncoderLayerImpl>(i)->forward(x, src_mask, src_key_padding_mask);
+  return norm ? norm->forward(x) : x;
+}
+
+}  // namespace cohort::nn
