@@ -9,6 +9,7 @@
 #include "cohort/core/generator.h"
 #include "cohort/models/blitz_cnn.h"
 #include "cohort/models/char_lstm.h"
+#include "cohort/models/char_transformer.h"
 #include "cohort/models/lenet.h"
 #include "cohort/models/mlp.h"
 #include "cohort/models/model.h"
@@ -37,6 +38,7 @@ const std::vector<Entry>& registry() {
        }},
       {"mlp", [](const ModelOptions& o) { return std::make_shared<MLP>(o); }},
       {"char-lstm", [](const ModelOptions& o) { return std::make_shared<CharLSTM>(o); }},
+      {"char-transformer", [](const ModelOptions& o) { return std::make_shared<CharTransformer>(o); }},
   };
   return entries;
 }

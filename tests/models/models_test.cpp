@@ -204,7 +204,8 @@ INSTANTIATE_TEST_SUITE_P(Names, ModelsByName, ::testing::Values("lenet", "blitz-
 
 TEST(ModelsRegistry, NamesAndOptions) {
   EXPECT_EQ(models::names(),
-            (std::vector<std::string>{"lenet", "blitz-cnn", "resnet18", "resnet34", "resnet50", "mlp", "char-lstm"}));
+            (std::vector<std::string>{"lenet", "blitz-cnn", "resnet18", "resnet34", "resnet50", "mlp", "char-lstm",
+                                      "char-transformer"}));
   auto mlp = models::create("mlp", models::ModelOptions().in_channels(1).image_size(28).num_classes(7));
   EXPECT_EQ(mlp->options().num_classes(), 7);
   EXPECT_EQ(mlp->forward(randn({3, 1, 28, 28})).sizes().vec(), (std::vector<int64_t>{3, 7}));
@@ -231,7 +232,7 @@ TEST(ModelsRegistry, CloneOwnsItsTensors) {
 TEST(ModelsRegistry, ErrorsSayWhatToFix) {
   EXPECT_THAT(error_of([] { models::create("vgg16"); }),
               HasSubstr("models::create: unknown model name, got 'vgg16'; hint: the known models are lenet, "
-                        "blitz-cnn, resnet18, resnet34, resnet50, mlp, char-lstm"));
+                        "blitz-cnn, resnet18, resnet34, resnet50, mlp, char-lstm, char-transformer"));
   EXPECT_THAT(error_of([] { models::create("lenet", models::ModelOptions().image_size(15)); }),
               HasSubstr("lenet: image_size must be at least 16 (two 5x5 convolutions and two 2x2 max pools), got 15"));
   EXPECT_THAT(error_of([] { models::create("blitz-cnn", models::ModelOptions().image_size(8)); }),

@@ -305,7 +305,7 @@ int run_command(std::vector<std::string> args) {
                           "Where the training data is now, if it moved (class names and statistics come from it)");
 
   GenerateOptions generate;
-  CLI::App* generate_cmd = app.add_subcommand("generate", "Text from a language model's checkpoint (char-lstm)");
+  CLI::App* generate_cmd = app.add_subcommand("generate", "Text from a language model's checkpoint (char-lstm, char-transformer)");
   generate_cmd->add_option("--checkpoint", generate.checkpoint, "A checkpoint file, or a run directory (its newest)")
       ->required();
   generate_cmd->add_option("--prompt", generate.prompt, "The text to continue")->capture_default_str();

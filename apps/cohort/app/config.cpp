@@ -63,7 +63,7 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   }
   if (dataset == "text") {
     s.check(model.starts_with("char-"), "--model", "'", model,
-            "' is not a language model; --dataset text:PATH trains --model char-lstm");
+            "' is not a language model; --dataset text:PATH trains --model char-lstm or char-transformer");
   } else {
     s.check(!model.starts_with("char-"), "--model", "'", model, "' is a language model; it trains on --dataset text:PATH");
   }
