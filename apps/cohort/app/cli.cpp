@@ -1,4 +1,4 @@
-// The command line of the cohort program (CLI11): train, eval, info, launch.
+// The command line of the cohort program (CLI11): train, eval, export, info, launch.
 #include "app/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -21,6 +21,7 @@
 #include "app/config.h"
 #include "app/data_setup.h"
 #include "app/evaluate.h"
+#include "app/export.h"
 #include "app/interrupt.h"
 #include "app/launch.h"
 #include "app/ranks.h"
@@ -220,7 +221,7 @@ int run_info() {
   return 0;
 }
 
-constexpr const char* kCommands[] = {"train", "eval", "info", "launch", "help"};
+constexpr const char* kCommands[] = {"train", "eval", "export", "info", "launch", "help"};
 
 // `cohort help [command]` as `cohort [command] --help` (an unknown command is then check_command's to
 // name); nullopt for other command lines.
@@ -239,7 +240,7 @@ void check_command(const std::vector<std::string>& args) {
   for (const char* command : kCommands)
     if (args[1] == command) return;
   throw UsageError("cohort: unknown command '" + escape_text(args[1]) +
-                   "'; the commands are train, eval, info, launch and help; hint: cohort --help");
+                   "'; the commands are train, eval, export, info, launch and help; hint: cohort --help");
 }
 
 // Whatever went to stdout must have arrived: `cohort info > /dev/full` is a failure, not a success.
@@ -275,6 +276,18 @@ int run_command(std::vector<std::string> args) {
   eval_cmd->add_option("--threads", eval_threads, "Intra-op threads (0: one per core)")->capture_default_str();
   eval_cmd->add_option("--json", eval_json, "Also write the results to this JSON file");
 
+  ExportOptions export_options;
+  CLI::App* export_cmd = app.add_subcommand("export", "Write a checkpoint's model as an ONNX file (opset 13+)");
+  export_cmd->add_option("--checkpoint", export_options.checkpoint,
+                         "A checkpoint file, or a run directory (its newest checkpoint)")
+      ->required();
+  export_cmd->add_option("--onnx", export_options.onnx, "The ONNX file to write (replaced atomically)")->required();
+  export_cmd->add_option("--data-dir", export_options.data_dir,
+                         "Override the dataset directory stored in the checkpoint (the model is shaped by its test set)");
+  export_cmd->add_option("--opset", export_options.opset, "ONNX opset version, 13 to 17")
+      ->check(CLI::Range(13, 17))
+      ->capture_default_str();
+
   CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
   app.add_subcommand("help", "The flags of a command: cohort help train (the same as cohort train --help)");
 
@@ -305,6 +318,10 @@ int run_command(std::vector<std::string> args) {
     return 0;
   }
   if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
+  if (*export_cmd) {
+    run_export(export_options, std::cout);
+    return 0;
+  }
   if (*info_cmd) return run_info();
   if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
   std::cout << app.help();  // `cohort help`
