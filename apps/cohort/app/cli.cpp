@@ -76,6 +76,13 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--resume", c.resume,
                  "Continue the run in this directory from its newest intact checkpoint (or from this checkpoint "
                  "file in its checkpoints/), with its settings (--epochs may be raised)");
+  cmd.add_option("--init-from", c.init_from,
+                 "Start from these weights: a PyTorch torch.save(model.state_dict()) file, or a cohort run "
+                 "directory or checkpoint (tensors of another shape, such as a new classifier, keep their initial "
+                 "values)");
+  cmd.add_option("--freeze", c.freeze,
+                 "Parameters not to train, by name: comma-separated globs, * any characters (dots too), ? one "
+                 "(e.g. 'conv*,fc1.*'); they keep requires_grad false and are not given to the optimizer");
   cmd.add_flag("--overwrite", c.overwrite,
                "Start a new run in a non-empty --out: first delete the files a run writes there (metrics.jsonl, "
                "checkpoints/, report.html, samples.png, eval.json, run.json); other files stay");
@@ -312,6 +319,7 @@ int run_command(std::vector<std::string> args) {
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
     if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);
+    if (!config.init_from.empty()) config.init_from = absolute_dir(config.init_from);
     const TrainConfig given = resume_after_restart(config);
     TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
     train(run);
