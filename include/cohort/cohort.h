@@ -136,6 +136,7 @@
 #include "cohort/io/file.h"
 #include "cohort/io/image.h"
 #include "cohort/io/npy.h"
+#include "cohort/io/onnx.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/io/serialize.h"
 #include "cohort/io/torch_file.h"
