@@ -10,6 +10,7 @@
 
 #include "autograd/trace.h"
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/autograd/node.h"
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/shape.h"
@@ -287,8 +288,11 @@ class GraphBuilder {
       bind(t, it->second);
       return it->second;
     }
-    COHORT_CHECK(!t.requires_grad(), op, ": an input of shape ", t.sizes(), " depends on the input or the weights "
-                 "through an op the exporter did not see; this is a bug in the exporter");
+    // A leaf is a value the forward read (a tensor it holds outside the module's parameters is
+    // exported as a constant); a computed value the trace did not see would be baked in wrongly.
+    COHORT_CHECK(t.is_leaf(), op, ": an input of shape ", t.sizes(), " was computed from the input or the weights "
+                 "by an op that did not report to the tracer (", t.grad_fn() ? t.grad_fn()->name() : "?",
+                 "); this is a bug in the exporter");
     return constant(t);
   }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <random>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/generator.h"
@@ -185,6 +186,17 @@ TEST_F(Onnx, InPlaceOpsGiveTheTensorItsNewValue) {
   check_in_other_engines(path("inplace.onnx"), x, y);
 }
 
+TEST_F(Onnx, TensorsOutsideTheModuleAreConstants) {
+  nn::Linear fc(3, 2);
+  Tensor shift = randn({2}).requires_grad_(true);  // a leaf the forward reads, not a parameter of fc
+  io::export_onnx(*fc, [&](const Tensor& x) { return fc(x) + shift; }, randn({2, 3}), path("c.onnx"));
+  const auto s = io::read_onnx_summary(path("c.onnx"));
+  EXPECT_EQ(s.ops, (std::vector<std::string>{"Gemm", "Add"}));
+  std::vector<std::string> names;
+  for (const auto& init : s.initializers) names.push_back(init.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"weight", "bias", "const_0"}));
+}
+
 TEST_F(Onnx, ErrorsNameTheOpAndTheFile) {
   auto net = models::create("resnet18");
   const fs::path file = path("r.onnx");
@@ -227,6 +239,16 @@ TEST_F(Onnx, SummaryRefusesBrokenBytes) {
       io::read_onnx_summary(good.substr(0, n), "cut");
     } catch (const Error& e) {
       EXPECT_THAT(e.what(), HasSubstr("read_onnx_summary: cut: ")) << n;
+    }
+  }
+  // Random byte changes: parse or throw a cohort::Error, never anything else (fuzz/fuzz_onnx.cpp's contract).
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bytes = good;
+    for (int k = 0; k < 1 + trial % 4; ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    try {
+      io::read_onnx_summary(bytes, "mutated");
+    } catch (const Error&) {
     }
   }
   EXPECT_THAT(error_of([&] { io::read_onnx_summary(std::string("\x0b\x01", 2), "g"); }),
