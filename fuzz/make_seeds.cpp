@@ -9,9 +9,15 @@
 
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/npy.h"
+#include "cohort/io/onnx.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/io/serialize.h"
 #include "cohort/io/torch_file.h"
+#include "cohort/nn/conv.h"
+#include "cohort/nn/linear.h"
+#include "cohort/ops/creation.h"
+#include "cohort/ops/pooling.h"
+#include "cohort/ops/reduction.h"
 #include "fuzz_util.h"
 
 #include "app/config.h"
@@ -133,6 +139,15 @@ int main(int argc, char** argv) {
   put("checkpoint", read(tmp / "c.safetensors"));
   io::save_checkpoint(tmp / "c.safetensors", *run.model, nullptr, {});
   put("checkpoint", read(tmp / "c.safetensors"));
+
+  // ONNX models from the exporter: a linear layer, and a small convolutional net with a softmax.
+  nn::Linear fc(3, 2);
+  const std::string onnx_fc = io::export_onnx_bytes(*fc, [&](const Tensor& x) { return fc(x); }, ones({2, 3}));
+  put("onnx", Bytes(onnx_fc.begin(), onnx_fc.end()));
+  nn::Conv2d conv(nn::Conv2dOptions(1, 2, 3).padding(1));
+  const std::string onnx_conv = io::export_onnx_bytes(
+      *conv, [&](const Tensor& x) { return softmax(max_pool2d(conv(x), 2).flatten(1), 1); }, ones({1, 1, 4, 4}));
+  put("onnx", Bytes(onnx_conv.begin(), onnx_conv.end()));
 
   app::TrainConfig config;
   put("train_config", text(app::to_json(config).dump()));

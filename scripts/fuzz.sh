@@ -29,6 +29,8 @@ fi
 
 rm -rf "$build/seeds"
 "$build/make_seeds" "$build/seeds"
+# Files PyTorch itself wrote (torch.save of the zoo's state dicts, a pickled module) seed the unpickler too.
+cp tests/fixtures/torch/pytorch_*.pt tests/fixtures/torch/pickled_module.pt "$build/seeds/torch_file/"
 # Each fuzz process writes its inputs under here (tmpfs when /dev/shm exists).
 tmp=$(mktemp -d "$([[ -d /dev/shm ]] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/cohort-fuzz.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

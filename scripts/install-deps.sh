@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs cohort's build and test dependencies (Debian 12 packages). Idempotent: does nothing
-# when everything is installed. --oracle also installs PyTorch (fixtures, benchmark peer).
+# when everything is installed. --oracle also installs PyTorch (fixtures, benchmark peer) and the ONNX checkers.
 set -euo pipefail
 
 packages=(
@@ -23,7 +23,8 @@ packages=(
 for arg in "$@"; do
   case $arg in
     # OpenBLAS: without it Debian's torch runs matmuls on the reference BLAS, 40x slower, an unfair peer.
-    --oracle) packages+=(python3-torch python3-torchvision libopenblas0-pthread) ;;
+    # python3-onnx and python3-opencv: tests/fixtures/check_onnx.py checks io::export_onnx's models.
+    --oracle) packages+=(python3-torch python3-torchvision libopenblas0-pthread python3-onnx python3-opencv) ;;
     -h|--help) echo "usage: $0 [--oracle]"; exit 0 ;;
     *) echo "install-deps.sh: unknown option '$arg'; usage: $0 [--oracle]" >&2; exit 2 ;;
   esac

@@ -145,6 +145,7 @@
 #include "cohort/io/image.h"
 #include "cohort/io/image_decode.h"
 #include "cohort/io/npy.h"
+#include "cohort/io/onnx.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/io/serialize.h"
 #include "cohort/io/torch_file.h"

@@ -5,6 +5,7 @@
 
 #include "autograd/function_node.h"
 #include "autograd/meta.h"
+#include "autograd/trace.h"
 #include "cohort/autograd/engine.h"
 #include "cohort/ops/shape.h"
 
@@ -43,6 +44,7 @@ std::shared_ptr<Node> gradient_edge(const Tensor& t) {
 }
 
 Tensor attach(const char* name, Tensor out, const std::vector<Tensor>& inputs, BackwardFn fn) {
+  trace::on_autograd_node(name);  // Note [Tracing ops]: an op that does not report is an error while tracing
   std::vector<std::shared_ptr<Node>> next;
   std::vector<Shape> sizes;
   next.reserve(inputs.size());

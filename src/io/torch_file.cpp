@@ -342,4 +342,9 @@ OrderedDict<std::string, Tensor> read_torch_state_dict(const std::filesystem::pa
   return detail::state_dict_of(read_torch_file(path), path.string(), "read_torch_state_dict");
 }
 
+OrderedDict<std::string, Tensor> load_pytorch_state_dict(const std::filesystem::path& path) {
+  return detail::state_dict_of(detail::read_torch_archive(path, "load_pytorch_state_dict"), path.string(),
+                               "load_pytorch_state_dict");
+}
+
 }  // namespace cohort::io

@@ -6,29 +6,41 @@
 
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
 Tensor gelu(const Tensor& self, std::string_view approximate) {
+  trace::OpScope trace("gelu");
   detail::check_defined("gelu", self);
+  Tensor out;
   if (approximate == "tanh") {
     const double k = std::sqrt(2.0 / M_PI);
-    return self * 0.5 * (1 + tanh((self + self * self * self * 0.044715) * k));
+    out = self * 0.5 * (1 + tanh((self + self * self * self * 0.044715) * k));
+  } else {
+    COHORT_CHECK(approximate == "none", "gelu: approximate must be \"none\" or \"tanh\", got \"",
+                 std::string(approximate), "\"");
+    out = self * 0.5 * (1 + erf(self * M_SQRT1_2));
   }
-  COHORT_CHECK(approximate == "none", "gelu: approximate must be \"none\" or \"tanh\", got \"", std::string(approximate),
-               "\"");
-  return self * 0.5 * (1 + erf(self * M_SQRT1_2));
+  if (trace) trace.record({self}, out, {{"approximate", std::string(approximate)}});
+  return out;
 }
 
 Tensor silu(const Tensor& self) {
+  trace::OpScope trace("silu");
   detail::check_defined("silu", self);
-  return self * sigmoid(self);
+  Tensor out = self * sigmoid(self);
+  if (trace) trace.record({self}, out);
+  return out;
 }
 
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
+  trace::OpScope trace("leaky_relu");
   detail::check_defined("leaky_relu", self);
   // where() keeps a NaN input (NaN > 0 is false, and NaN * slope is NaN), as PyTorch does.
-  return where(self > 0, self, self * negative_slope.to<double>());
+  Tensor out = where(self > 0, self, self * negative_slope.to<double>());
+  if (trace) trace.record({self}, out, {{"negative_slope", negative_slope.to<double>()}});
+  return out;
 }
 
 Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope) {

@@ -9,6 +9,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/batch_norm_kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -58,6 +59,9 @@ std::vector<Tensor> batch_norm_backward_composed(const Tensor& g, const Tensor& 
 std::tuple<Tensor, Tensor, Tensor> batch_norm_with_stats(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                          const Tensor& running_mean, const Tensor& running_var,
                                                          bool training, double momentum, double eps) {
+  trace::OpScope trace("batch_norm");
+  trace.refuse_if(training, "in training mode (it would normalise with the batch's statistics); hint: call "
+                  "module->eval() first");
   detail::check_defined("batch_norm", input);
   COHORT_CHECK(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 dims, got input of shape ",
                input.sizes());
@@ -105,6 +109,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_with_stats(const Tensor& input, co
     kernel::batch_norm_backward(dx, dw, db, g, x, w, mean, invstd, training);
     return std::vector<Tensor>{dx, dw, db};
   });
+  if (trace) trace.record({input, weight, bias, running_mean, running_var}, y, {{"eps", eps}});
   return {y, mean, var};
 }
 

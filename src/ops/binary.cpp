@@ -8,6 +8,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -145,22 +146,29 @@ Tensor record_binary(BinaryOp op, Tensor out, const Tensor& a, const Tensor& b, 
 }
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, const Scalar& alpha = 1) {
+  trace::OpScope trace(op_name(op));
   detail::check_defined(op_name(op), a, "first");
   detail::check_defined(op_name(op), b, "second");
   DType dtype = compute_dtype(op, result_type(a, b));
-  return record_binary(op, forward(op, a, b, dtype, alpha), a, b, alpha);
+  Tensor out = forward(op, a, b, dtype, alpha);
+  if (trace) trace.record({a, b}, out, {{"alpha", alpha.to_double()}});
+  return record_binary(op, out, a, b, alpha);
 }
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, const Scalar& alpha = 1) {
+  trace::OpScope trace(op_name(op));
   detail::check_defined(op_name(op), a, "first");
   DType dtype = compute_dtype(op, result_type(a, b));
   Tensor bt = detail::scalar_to_tensor(b, dtype, a.device());
-  return record_binary(op, forward(op, a, bt, dtype, alpha), a, bt, alpha, /*scalar_b=*/true);
+  Tensor out = forward(op, a, bt, dtype, alpha);
+  if (trace) trace.record({a, bt}, out, {{"alpha", alpha.to_double()}});
+  return record_binary(op, out, a, bt, alpha, /*scalar_b=*/true);
 }
 
 // In place: self = op(self, b). Without a graph the kernel writes into self directly.
 const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, const Scalar& alpha) {
   const char* name = op_name(op);
+  trace::OpScope trace(name);
   detail::check_defined(name, self, "self");
   DType dtype = compute_dtype(op, result_type(self, b)), result = result_dtype(op, dtype);
   COHORT_CHECK_AS(TypeError, can_cast(result, self.dtype()), name, "_: result type ", result,
@@ -177,6 +185,7 @@ const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, c
     { NoGradGuard g; kernel::copy(self, result); }
     self.unsafe_impl()->storage()->bump_version();
     detail::rebase_history(self, result);
+    if (trace) trace.record({self, b}, self, {{"alpha", alpha.to_double()}});  // self now holds a new value
     return self;
   }
   detail::check_same_device(name, self, b);
@@ -188,6 +197,7 @@ const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, c
     kernel::copy(self, tmp);
   }
   self.unsafe_impl()->storage()->bump_version();
+  if (trace) trace.record({self, b}, self, {{"alpha", alpha.to_double()}});
   return self;
 }
 

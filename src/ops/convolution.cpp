@@ -10,6 +10,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/conv_kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -170,6 +171,7 @@ PaddingMode padding_mode(const char* op, std::string_view padding) {
 template <size_t D>
 Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride_arg,
                PaddingMode mode, IntArrayRef sizes, IntArrayRef dilation_arg, int64_t groups) {
+  trace::OpScope trace(op);
   check_tensors<D>(op, input, weight, bias, "out_channels, in_channels / groups");
   constexpr int64_t kDim = static_cast<int64_t>(D);
   const auto stride = detail::expand_param<D>(op, "stride", stride_arg);
@@ -218,7 +220,14 @@ Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const 
   if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
   Tensor out = convolution(x, w, bias, p);
   if (D == 1) out = out.squeeze(2);
-  return batched ? out : out.squeeze(0);
+  if (!batched) out = out.squeeze(0);
+  if (trace) {
+    std::vector<int64_t> pads = trace::ints(lo);
+    pads.insert(pads.end(), hi.begin(), hi.end());
+    trace.record({input, weight, bias}, out, {{"strides", trace::ints(stride)}, {"pads", pads},
+                 {"dilations", trace::ints(dilation)}, {"groups", groups}});
+  }
+  return out;
 }
 
 // Checks the arguments of conv_transpose1d/2d and runs the transposed primitive on 4-d views.

@@ -6,6 +6,7 @@
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -33,6 +34,8 @@ Tensor dropout_mask(IntArrayRef sizes, const TensorOptions& options, double p, G
 }  // namespace detail
 
 Tensor dropout(const Tensor& input, double p, bool train, Generator* generator) {
+  trace::OpScope trace("dropout");  // in evaluation mode the identity, which needs no record
+  trace.refuse_if(train && p > 0, "in training mode (its mask is random); hint: call module->eval() first");
   Tensor keep = keep_mask("dropout", input, p, train, generator);
   return keep.defined() ? input * keep : input;
 }

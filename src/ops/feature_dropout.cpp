@@ -4,6 +4,7 @@
 
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -26,6 +27,8 @@ Tensor feature_mask(const char* op, const Tensor& x, double p, bool train, Gener
 }  // namespace
 
 Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* generator) {
+  trace::OpScope trace("feature_dropout");  // in evaluation mode the identity, which needs no record
+  trace.refuse_if(train && p > 0, "in training mode (its mask is random); hint: call module->eval() first");
   Tensor mask = feature_mask("feature_dropout", input, p, train, generator);
   return mask.defined() ? input * mask : input;
 }

@@ -7,6 +7,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -64,6 +65,7 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim_in) {
+  trace::OpScope trace("cat");
   COHORT_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors");
   // Legacy rule: 1-d empty tensors are skipped.
   std::vector<Tensor> parts;
@@ -103,6 +105,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim_in) {
   }
   std::vector<DType> dtypes;
   for (const Tensor& t : parts) dtypes.push_back(t.dtype());
+  if (trace) trace.record(parts, out, {{"dim", dim}});
   return autograd::record("CatBackward0", out, parts, [=](const Tensor& g) {
     std::vector<Tensor> grads = split_with_sizes(g, lengths, dim);
     for (size_t i = 0; i < grads.size(); ++i)

@@ -11,6 +11,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -61,6 +62,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  trace::OpScope trace("matmul");
   detail::check_defined("mm", a, "first");
   detail::check_defined("mm", b, "second");
   COHORT_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ", a.sizes(), " and ", b.sizes());
@@ -69,6 +71,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   check_matmul_dtypes("mm", a, b);
   Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.dtype(), a.device());
   kernel::bmm(as_batch(out), as_batch(a), as_batch(b));
+  if (trace) trace.record({a, b}, out);
   bool a_grad = a.requires_grad(), b_grad = b.requires_grad();
   // Each gradient in its operand's layout: Note [Gradient layout of a transposed operand].
   bool a_cols = is_column_major(a), b_cols = is_column_major(b);
@@ -81,7 +84,8 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+namespace {
+Tensor matmul_untraced(const Tensor& a, const Tensor& b) {
   detail::check_defined("matmul", a, "first");
   detail::check_defined("matmul", b, "second");
   COHORT_CHECK(a.dim() > 0 && b.dim() > 0, "matmul: both arguments need at least 1 dimension, got shapes ", a.sizes(),
@@ -117,12 +121,22 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (b.dim() == 1) r = r.squeeze(-1);
   return r;
 }
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  trace::OpScope trace("matmul");
+  Tensor out = matmul_untraced(a, b);
+  if (trace) trace.record({a, b}, out);
+  return out;
+}
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  trace::OpScope trace("addmm");
   Tensor prod = mm(a, b);
   if (alpha.to_double() != 1) prod = prod * alpha;
-  if (beta.to_double() == 0) return prod;
-  return beta.to_double() == 1 ? prod + input : prod + input * beta;
+  Tensor out = beta.to_double() == 0 ? prod : beta.to_double() == 1 ? prod + input : prod + input * beta;
+  if (trace) trace.record({input, a, b}, out, {{"alpha", alpha.to_double()}, {"beta", beta.to_double()}});
+  return out;
 }
 
 Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,

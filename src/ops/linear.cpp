@@ -2,18 +2,26 @@
 #include "cohort/ops/linalg.h"
 
 #include "cohort/ops/pointwise.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  trace::OpScope trace("linear");
   COHORT_CHECK(input.defined() && weight.defined(), "linear: input and weight must be defined");
   COHORT_CHECK(weight.dim() == 2, "linear: expected a 2-d weight [out_features, in_features], got shape ", weight.sizes());
   COHORT_CHECK(input.dim() >= 1 && input.size(-1) == weight.size(1), "linear: input of shape ", input.sizes(),
                " does not match in_features=", weight.size(1), " of weight ", weight.sizes(),
                " (the last input dim must equal in_features)");
-  if (input.dim() == 2 && bias.defined()) return addmm(bias, input, weight.t());
-  Tensor out = matmul(input, weight.t());
-  return bias.defined() ? out + bias : out;
+  Tensor out;
+  if (input.dim() == 2 && bias.defined()) {
+    out = addmm(bias, input, weight.t());
+  } else {
+    out = matmul(input, weight.t());
+    if (bias.defined()) out = out + bias;
+  }
+  if (trace) trace.record({input, weight, bias}, out);
+  return out;
 }
 
 }  // namespace cohort

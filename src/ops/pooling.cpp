@@ -6,6 +6,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/pooling_kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -129,6 +130,7 @@ Tensor adaptive_avg_pool_backward(const Tensor& g, const Shape& x_sizes) {
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const char* op = "max_pool2d";
+  trace::OpScope trace(op);
   Tensor x = as_batched(op, self);
   Shape out_sizes;
   const auto p = geometry(op, x, self, kernel_size, stride, padding, dilation, ceil_mode, out_sizes);
@@ -138,7 +140,12 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
                          [indices, x_sizes = x.sizes().vec()](const Tensor& g) {
     return std::vector<Tensor>{max_pool_backward("MaxPool2DWithIndicesBackwardBackward0", g, indices, x_sizes)};
   });
-  return {unbatch_like(out, self), unbatch_like(indices, self)};
+  out = unbatch_like(out, self);
+  if (trace)
+    trace.record({self}, out, {{"kernel_size", trace::ints(p.kernel)}, {"stride", trace::ints(p.stride)},
+                 {"padding", trace::ints(p.padding)}, {"dilation", trace::ints(p.dilation)},
+                 {"ceil_mode", int64_t{ceil_mode}}});
+  return {out, unbatch_like(indices, self)};
 }
 
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
@@ -149,21 +156,31 @@ Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   bool ceil_mode, bool count_include_pad) {
   const char* op = "avg_pool2d";
+  trace::OpScope trace(op);
   Tensor x = as_batched(op, self);
   Shape out_sizes;
   auto p = geometry(op, x, self, kernel_size, stride, padding, 1, ceil_mode, out_sizes);
   p.count_include_pad = count_include_pad;
-  return unbatch_like(avg_pool_forward(x, p, out_sizes), self);
+  Tensor out = unbatch_like(avg_pool_forward(x, p, out_sizes), self);
+  if (trace)
+    trace.record({self}, out, {{"kernel_size", trace::ints(p.kernel)}, {"stride", trace::ints(p.stride)},
+                 {"padding", trace::ints(p.padding)}, {"ceil_mode", int64_t{ceil_mode}},
+                 {"count_include_pad", int64_t{count_include_pad}}});
+  return out;
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
+  trace::OpScope trace(op);
   Tensor x = as_batched(op, self);
-  return unbatch_like(adaptive_avg_pool_forward(x, adaptive_sizes(op, x, self, output_size)), self);
+  Tensor out = unbatch_like(adaptive_avg_pool_forward(x, adaptive_sizes(op, x, self, output_size)), self);
+  if (trace) trace.record({self}, out);
+  return out;
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size) {
   const char* op = "adaptive_max_pool2d";
+  trace::OpScope trace(op);
   Tensor x = as_batched(op, self);
   const Shape out_sizes = adaptive_sizes(op, x, self, output_size);
   Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
@@ -173,7 +190,9 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef o
                          [indices, x_sizes = x.sizes().vec()](const Tensor& g) {
     return std::vector<Tensor>{max_pool_backward("AdaptiveMaxPool2DBackwardBackward0", g, indices, x_sizes)};
   });
-  return {unbatch_like(out, self), unbatch_like(indices, self)};
+  out = unbatch_like(out, self);
+  if (trace) trace.record({self}, out);
+  return {out, unbatch_like(indices, self)};
 }
 
 }  // namespace cohort

@@ -14,6 +14,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -325,6 +326,7 @@ namespace {
 
 Tensor softmax_impl(const Tensor& x_in, int64_t dim, std::optional<DType> dtype, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
+  trace::OpScope trace(op);
   detail::check_defined(op, x_in);
   Tensor x = dtype ? x_in.to(*dtype) : x_in;
   COHORT_CHECK_AS(TypeError, x.is_floating_point(), op, ": expected a floating-point tensor, got ", x.dtype());
@@ -335,6 +337,7 @@ Tensor softmax_impl(const Tensor& x_in, int64_t dim, std::optional<DType> dtype,
   Tensor out = detail::make_empty(in.sizes(), in.dtype(), in.device());
   kernel::softmax(out, in, dim, log);
   if (x.dim() == 0) out = out.reshape({});
+  if (trace) trace.record({x_in}, out, {{"dim", dim}});
   return autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, {x},
                           [dim, log, so = SavedTensor(out, true)](const Tensor& g) {
     Tensor y = so.unpack();

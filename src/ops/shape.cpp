@@ -9,6 +9,7 @@
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/reduction.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -114,6 +115,7 @@ Tensor record_view(const char* name, const Tensor& x, Shape sizes, Shape strides
 }  // namespace
 
 Tensor view(const Tensor& x, IntArrayRef sizes_in) {
+  trace::OpScope trace("reshape");
   detail::check_defined("view", x);
   Shape sizes = infer_size(sizes_in, x.numel(), "view", x.sizes());
   auto strides = view_strides(x.sizes(), x.strides(), sizes);
@@ -121,18 +123,23 @@ Tensor view(const Tensor& x, IntArrayRef sizes_in) {
                x.sizes(), " and strides ", x.strides(), " (at least one dimension spans across two contiguous subspaces); "
                "hint: use .reshape(...) instead");
   Shape in_sizes = x.sizes().vec();
-  return record_view("ViewBackward0", x, sizes, *strides, x.storage_offset(),
-                     [in_sizes](const Tensor& g) { return std::vector<Tensor>{g.reshape(in_sizes)}; });
+  Tensor out = record_view("ViewBackward0", x, sizes, *strides, x.storage_offset(),
+                           [in_sizes](const Tensor& g) { return std::vector<Tensor>{g.reshape(in_sizes)}; });
+  if (trace) trace.record({x}, out, {{"shape", trace::ints(sizes_in)}});
+  return out;
 }
 
 Tensor reshape(const Tensor& x, IntArrayRef sizes_in) {
+  trace::OpScope trace("reshape");
   detail::check_defined("reshape", x);
   Shape sizes = infer_size(sizes_in, x.numel(), "reshape", x.sizes());
-  if (view_strides(x.sizes(), x.strides(), sizes)) return view(x, sizes);
-  return view(clone(x), sizes);
+  Tensor out = view_strides(x.sizes(), x.strides(), sizes) ? view(x, sizes) : view(clone(x), sizes);
+  if (trace) trace.record({x}, out, {{"shape", trace::ints(sizes_in)}});
+  return out;
 }
 
 Tensor permute(const Tensor& x, IntArrayRef dims) {
+  trace::OpScope trace("permute");
   detail::check_defined("permute", x);
   const int64_t nd = x.dim();
   COHORT_CHECK(static_cast<int64_t>(dims.size()) == nd, "permute: number of dims don't match: got ", dims.size(),
@@ -147,19 +154,29 @@ Tensor permute(const Tensor& x, IntArrayRef dims) {
     strides[i] = x.stride(d);
     inverse[d] = i;
   }
-  return record_view("PermuteBackward0", x, sizes, strides, x.storage_offset(),
-                     [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
+  Tensor out = record_view("PermuteBackward0", x, sizes, strides, x.storage_offset(),
+                           [inverse](const Tensor& g) { return std::vector<Tensor>{g.permute(inverse)}; });
+  if (trace) trace.record({x}, out, {{"perm", trace::ints(dims)}});
+  return out;
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  trace::OpScope trace("permute");
   detail::check_defined("transpose", x);
   if (x.dim() == 0) return view(x, {});
   int64_t a = wrap_dim(dim0, x.dim(), "transpose"), b = wrap_dim(dim1, x.dim(), "transpose");
   Shape sizes = x.sizes().vec(), strides = x.strides().vec();
   std::swap(sizes[a], sizes[b]);
   std::swap(strides[a], strides[b]);
-  return record_view("TransposeBackward0", x, sizes, strides, x.storage_offset(),
-                     [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; });
+  Tensor out = record_view("TransposeBackward0", x, sizes, strides, x.storage_offset(),
+                           [a, b](const Tensor& g) { return std::vector<Tensor>{g.transpose(a, b)}; });
+  if (trace) {
+    std::vector<int64_t> perm(x.dim());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[a], perm[b]);
+    trace.record({x}, out, {{"perm", perm}});
+  }
+  return out;
 }
 
 Tensor t(const Tensor& x) {
@@ -255,14 +272,17 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  trace::OpScope trace("reshape");
   detail::check_defined("unsqueeze", x);
   dim = wrap_dim(dim, x.dim() + 1, "unsqueeze");
   Shape sizes = x.sizes().vec(), strides = x.strides().vec();
   int64_t stride = dim < x.dim() ? x.stride(dim) * x.size(dim) : 1;
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, stride);
-  return record_view("UnsqueezeBackward0", x, sizes, strides, x.storage_offset(),
-                     [dim](const Tensor& g) { return std::vector<Tensor>{g.squeeze(dim)}; });
+  Tensor out = record_view("UnsqueezeBackward0", x, sizes, strides, x.storage_offset(),
+                           [dim](const Tensor& g) { return std::vector<Tensor>{g.squeeze(dim)}; });
+  if (trace) trace.record({x}, out, {{"shape", sizes}});
+  return out;
 }
 
 Tensor squeeze(const Tensor& x) {
@@ -276,18 +296,26 @@ Tensor squeeze(const Tensor& x) {
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim) {
+  trace::OpScope trace("reshape");
   detail::check_defined("squeeze", x);
   if (x.dim() == 0) return view(x, {});
   dim = wrap_dim(dim, x.dim(), "squeeze");
-  if (x.size(dim) != 1) return view(x, x.sizes());
+  if (x.size(dim) != 1) {
+    Tensor out = view(x, x.sizes());
+    if (trace) trace.record({x}, out, {{"shape", x.sizes().vec()}});
+    return out;
+  }
   Shape sizes = x.sizes().vec(), strides = x.strides().vec();
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  return record_view("SqueezeBackward1", x, sizes, strides, x.storage_offset(),
-                     [dim](const Tensor& g) { return std::vector<Tensor>{g.unsqueeze(dim)}; });
+  Tensor out = record_view("SqueezeBackward1", x, sizes, strides, x.storage_offset(),
+                           [dim](const Tensor& g) { return std::vector<Tensor>{g.unsqueeze(dim)}; });
+  if (trace) trace.record({x}, out, {{"shape", sizes}});
+  return out;
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  trace::OpScope trace("flatten");
   detail::check_defined("flatten", x);
   if (x.dim() == 0) return reshape(x, {1});
   int64_t s = wrap_dim(start_dim, x.dim(), "flatten"), e = wrap_dim(end_dim, x.dim(), "flatten");
@@ -298,7 +326,9 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   for (int64_t d = s; d <= e; ++d) merged *= x.size(d);
   sizes.push_back(merged);
   for (int64_t d = e + 1; d < x.dim(); ++d) sizes.push_back(x.size(d));
-  return reshape(x, sizes);
+  Tensor out = reshape(x, sizes);
+  if (trace) trace.record({x}, out, {{"start_dim", s}, {"end_dim", e}});
+  return out;
 }
 
 Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes_in) {

@@ -11,6 +11,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
+#include "autograd/trace.h"
 
 namespace cohort {
 
@@ -80,10 +81,12 @@ DType result_dtype(const UnaryInfo& u, DType compute) { return u.result == Resul
 
 Tensor unary_op(UnaryOp op, const Tensor& x) {
   const UnaryInfo& u = info(op);
+  trace::OpScope trace(u.name);
   detail::check_defined(u.name, x);
   DType dtype = compute_dtype(u, x.dtype());
   Tensor out = detail::make_empty(x.sizes(), result_dtype(u, dtype), x.device());
   kernel::unary(op, out, detail::cast_nograd(x, dtype));
+  if (trace) trace.record({x}, out);
   if (!u.derivative || !autograd::needs_grad({x})) return out;
   DType in_dtype = x.dtype();
   return autograd::record(u.node, out, {x},
@@ -96,6 +99,7 @@ Tensor unary_op(UnaryOp op, const Tensor& x) {
 
 const Tensor& unary_inplace(UnaryOp op, const Tensor& self) {
   const UnaryInfo& u = info(op);
+  trace::OpScope trace(u.name);
   detail::check_defined(u.name, self);
   DType dtype = result_dtype(u, compute_dtype(u, self.dtype()));
   COHORT_CHECK_AS(TypeError, dtype == self.dtype(), u.name, "_: result type ", dtype,
@@ -115,6 +119,7 @@ const Tensor& unary_inplace(UnaryOp op, const Tensor& self) {
     kernel::unary(op, self, self);
   }
   self.unsafe_impl()->storage()->bump_version();
+  if (trace) trace.record({self}, self);  // the tensor now holds a new value
   return self;
 }
 

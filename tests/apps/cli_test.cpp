@@ -68,7 +68,8 @@ TEST(Cli, AnUnknownCommandIsNamedWithTheCommands) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"frobnicate"}, {"help", "frobnicate"}}) {
     Printed p = run_printing(args);
     EXPECT_EQ(p.code, 2);
-    EXPECT_THAT(p.err, HasSubstr("unknown command 'frobnicate'; the commands are train, eval, predict, generate, info, launch and help"));
+    EXPECT_THAT(p.err, HasSubstr("unknown command 'frobnicate'; the commands are train, eval, predict, generate, "
+                                 "export, info, launch and help"));
   }
 }
 

@@ -1,4 +1,4 @@
-// The command line of the cohort program (CLI11): train, eval, predict, generate, info, launch.
+// The command line of the cohort program (CLI11): train, eval, predict, generate, export, info, launch.
 #include "app/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -21,6 +21,7 @@
 #include "app/config.h"
 #include "app/data_setup.h"
 #include "app/evaluate.h"
+#include "app/export.h"
 #include "app/interrupt.h"
 #include "app/generate.h"
 #include "app/launch.h"
@@ -90,6 +91,13 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--resume", c.resume,
                  "Continue the run in this directory from its newest intact checkpoint (or from this checkpoint "
                  "file in its checkpoints/), with its settings (--epochs may be raised)");
+  cmd.add_option("--init-from", c.init_from,
+                 "Start from these weights: a PyTorch torch.save(model.state_dict()) file, or a cohort run "
+                 "directory or checkpoint (tensors of another shape, such as a new classifier, keep their initial "
+                 "values)");
+  cmd.add_option("--freeze", c.freeze,
+                 "Parameters not to train, by name: comma-separated globs, * any characters (dots too), ? one "
+                 "(e.g. 'conv*,fc1.*'); they keep requires_grad false and are not given to the optimizer");
   cmd.add_flag("--overwrite", c.overwrite,
                "Start a new run in a non-empty --out: first delete the files a run writes there (metrics.jsonl, "
                "checkpoints/, report.html, samples.png, eval.json, run.json); other files stay");
@@ -236,7 +244,7 @@ int run_info() {
   return 0;
 }
 
-constexpr const char* kCommands[] = {"train", "eval", "predict", "generate", "info", "launch", "help"};
+constexpr const char* kCommands[] = {"train", "eval", "predict", "generate", "export", "info", "launch", "help"};
 
 // `cohort help [command]` as `cohort [command] --help` (an unknown command is then check_command's to
 // name); nullopt for other command lines.
@@ -255,7 +263,7 @@ void check_command(const std::vector<std::string>& args) {
   for (const char* command : kCommands)
     if (args[1] == command) return;
   throw UsageError("cohort: unknown command '" + escape_text(args[1]) +
-                   "'; the commands are train, eval, predict, generate, info, launch and help; hint: cohort --help");
+                   "'; the commands are train, eval, predict, generate, export, info, launch and help; hint: cohort --help");
 }
 
 // Whatever went to stdout must have arrived: `cohort info > /dev/full` is a failure, not a success.
@@ -314,6 +322,18 @@ int run_command(std::vector<std::string> args) {
                            "Sampling temperature (0: always the most likely character)")->capture_default_str();
   generate_cmd->add_option("--seed", generate.seed, "Seed of the sampling")->capture_default_str();
 
+  ExportOptions export_options;
+  CLI::App* export_cmd = app.add_subcommand("export", "Write a checkpoint's model as an ONNX file (opset 13+)");
+  export_cmd->add_option("--checkpoint", export_options.checkpoint,
+                         "A checkpoint file, or a run directory (its newest checkpoint)")
+      ->required();
+  export_cmd->add_option("--onnx", export_options.onnx, "The ONNX file to write (replaced atomically)")->required();
+  export_cmd->add_option("--data-dir", export_options.data_dir,
+                         "Override the dataset directory stored in the checkpoint (the model is shaped by its test set)");
+  export_cmd->add_option("--opset", export_options.opset, "ONNX opset version, 13 to 17")
+      ->check(CLI::Range(13, 17))
+      ->capture_default_str();
+
   CLI::App* info_cmd = app.add_subcommand("info", "Version, build options, devices, threads and the oneDNN ISA");
   app.add_subcommand("help", "The flags of a command: cohort help train (the same as cohort train --help)");
 
@@ -351,6 +371,7 @@ int run_command(std::vector<std::string> args) {
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
     if (!config.data_dir.empty()) config.data_dir = absolute_dir(config.data_dir);
+    if (!config.init_from.empty()) config.init_from = absolute_dir(config.init_from);
     const TrainConfig given = resume_after_restart(config);
     TrainConfig run = given.resume.empty() ? given : resolve_resume(*train_cmd, given);
     train(run);
@@ -359,6 +380,10 @@ int run_command(std::vector<std::string> args) {
   if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
   if (*predict_cmd) return run_predict(predict, std::cout);
   if (*generate_cmd) return run_generate(generate, std::cout);
+  if (*export_cmd) {
+    run_export(export_options, std::cout);
+    return 0;
+  }
   if (*info_cmd) return run_info();
   if (*launch_cmd) return launch(launch_options, std::cout, std::cerr);
   std::cout << app.help();  // `cohort help`

@@ -149,7 +149,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
           {"devices", c.devices},
           {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
-          {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every}};
+          {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every},
+          {"init_from", c.init_from}, {"freeze", c.freeze}};
 }
 
 int64_t integer_at(const nlohmann::json& j, const char* key, const std::string& where) {
@@ -190,6 +191,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.checkpoint_every = integer_at(j, "checkpoint_every", where);
     c.keep_checkpoints = integer_at(j, "keep_checkpoints", where);
     c.log_every = integer_at(j, "log_every", where);
+    c.init_from = j.value("init_from", "");  // absent in checkpoints of older cohorts
+    c.freeze = j.value("freeze", "");
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + e.what());
   }

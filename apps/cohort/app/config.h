@@ -44,6 +44,8 @@ struct TrainConfig {
   int64_t limit = 0;                       // > 0: only the first `limit` train and test examples
   std::string out = "runs/latest";
   std::string resume;                      // a run directory or checkpoint file to continue
+  std::string init_from;                   // initial weights: a PyTorch state dict, a cohort run or checkpoint
+  std::string freeze;                      // parameters not trained: comma-separated globs ("conv*,fc1.*")
   bool overwrite = false;                  // a new run may replace the run files in a non-empty --out
   int64_t checkpoint_every = 0;            // steps; 0: at the end of each epoch
   int64_t keep_checkpoints = 3;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "cohort/core/threads.h"
 #include "cohort/data/sampler.h"
 #include "cohort/distributed/ddp.h"
+
+#include "app/fine_tune.h"
 
 namespace cohort::app {
 
@@ -172,7 +175,12 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
   manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
   DataSetup data = load_data(config);
   std::shared_ptr<models::Model> model = create_model(config.model, data);
-  std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(config, model->parameters());
+  // A resumed run's checkpoint holds its weights; --init-from seeds only a new run.
+  std::vector<std::string> not_loaded;
+  std::ostringstream quiet;  // the other ranks load the same weights without a word
+  if (!config.init_from.empty() && config.resume.empty())
+    not_loaded = init_from(*model, config.init_from, ranks.leader() ? static_cast<std::ostream&>(std::cerr) : quiet);
+  std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(config, freeze(*model, config.freeze, not_loaded));
   ModelCall call = wrap_model(model, config.devices, ranks);
   data::DataLoader loader = make_train_loader(config, data, ranks);
   data::DataLoader test_loader = make_test_loader(config, data);

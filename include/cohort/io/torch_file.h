@@ -119,4 +119,17 @@ std::string write_torch_bytes(const PyValue& value);
 // ("fc.weight"). Throws a cohort::Error naming the file and the first key that is not a tensor.
 OrderedDict<std::string, Tensor> read_torch_state_dict(const std::filesystem::path& path);
 
+// Weights trained in PyTorch: the name -> tensor map of a file written by Python's
+// torch.save(model.state_dict()) (PyTorch 1.6 and later; the OrderedDict's _metadata attribute is
+// ignored), for module->load_state_dict(...), which names every missing, unexpected and mis-shaped
+// key. What such files hold loads as PyTorch wrote it: tensors that shared a storage share one
+// (offsets and strides kept, non-contiguous views included), float64 and int64 tensors keep their
+// dtype (num_batches_tracked is int64; load_state_dict converts to the module's dtypes). Nothing in
+// the file is ever run: any global other than the tensor rebuilds, storage types and OrderedDict
+// (a whole pickled nn.Module, a numpy array, os.system) is refused by its name.
+//   net->load_state_dict(io::load_pytorch_state_dict("resnet18.pt"));
+// Throws a cohort::Error "load_pytorch_state_dict: <path>: ..." (the file is not a state dict: a
+// value that is not a tensor is named by its key).
+OrderedDict<std::string, Tensor> load_pytorch_state_dict(const std::filesystem::path& path);
+
 }  // namespace cohort::io

@@ -1,0 +1,39 @@
+// `cohort export --checkpoint DIR --onnx model.onnx`: the checkpoint's model through io::export_onnx.
+#include "app/export.h"
+
+#include <filesystem>
+#include <ostream>
+
+#include "cohort/core/error.h"
+#include "cohort/data/dataloader.h"
+#include "cohort/io/onnx.h"
+
+#include "app/data_setup.h"
+#include "app/run_checkpoint.h"
+#include "app/run_dir.h"
+
+namespace cohort::app {
+
+void run_export(const ExportOptions& options, std::ostream& out) {
+  COHORT_CHECK(!options.onnx.empty(), "cohort export: --onnx needs a file name");
+  Checkpoint checkpoint = read_checkpoint(options.checkpoint);
+  TrainConfig config = checkpoint.config;
+  if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
+  const DataSetup data = load_data(config, /*with_train=*/false, "cohort export");
+  auto model = create_model(config.model, data);
+  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+  // Two test images, as the model sees them in `cohort eval`: the trace follows a real input's path.
+  data::DataLoader loader(data.test, data::DataLoaderOptions().batch_size(2).transform(data.test_transform).seed(0));
+  const Tensor example = (*loader.begin()).data;
+  io::export_onnx(model, example, options.onnx, io::OnnxExportOptions().opset(options.opset));
+  const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
+  out << "cohort export: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
+      << model->parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
+      << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
+      << " initializers; input \"input\" [N";
+  for (size_t d = 1; d < static_cast<size_t>(example.dim()); ++d) out << ", " << example.size(static_cast<int64_t>(d));
+  out << "] float32, output \"output\" [N, " << data.classes.size() << "] logits\n";
+}
+
+}  // namespace cohort::app

@@ -1,0 +1,108 @@
+// ONNX export: a trace of a module's forward pass written as an ONNX model (opset 13), which other
+// engines (ONNX Runtime, OpenCV's dnn, TensorRT, ...) run without cohort.
+//
+//   auto net = models::create("resnet18");
+//   net->eval();
+//   io::export_onnx(net, torch::randn({2, 3, 32, 32}), "resnet18.onnx");
+//
+// The module runs once on `example_input` (with gradients on, so that an op the exporter cannot see
+// is caught; the module's values are not changed) and every op it calls is recorded in order; the
+// ONNX graph has one input "input" (the example's shape, the first dimension dynamic, "N"), one
+// output "output", and the parameters and buffers the forward read as initializers named as in
+// state_dict() ("conv1.weight", "bn1.running_mean"). Other tensors the forward made without an input
+// (a scalar such as the 0.5 in `x * 0.5`) become initializers "const_<k>".
+//
+// What is exported: conv1d/conv2d (any padding, stride, dilation, groups), linear, matmul, mm,
+// addmm, batch_norm in evaluation mode, relu (and relu_), sigmoid, tanh, gelu, silu, leaky_relu, exp,
+// log, sqrt, abs, neg, erf, add/sub/mul/div/pow (tensors or numbers, broadcasting), max_pool2d,
+// avg_pool2d, adaptive_avg_pool2d and adaptive_max_pool2d (global, or an output size that divides the
+// input), view/reshape/flatten/unsqueeze, permute/transpose, cat, softmax/log_softmax, dropout in
+// evaluation mode (the identity). The model zoo (lenet, blitz-cnn, resnet18, mlp) exports whole.
+// The trace records the path this example took: control flow on values is frozen, and sizes other
+// than the first dimension are those of the example.
+//
+// Throws cohort::Error "export_onnx: <path>: ..." naming the op for anything it cannot represent: an
+// op without an ONNX mapping (named by the op, or by its autograd node when the op does not report
+// itself, e.g. "CumsumBackward0"), a module in training mode (batch norm, dropout), an output that
+// does not depend on the input, a non-float32/float64 input. The file is written atomically (Note
+// [Atomic writes] in src/io/file_util.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cohort/core/tensor.h"
+#include "cohort/nn/module.h"
+#include "cohort/nn/module_holder.h"
+
+namespace cohort::io {
+
+struct OnnxExportOptions {
+  OnnxExportOptions& opset(int64_t v) { opset_ = v; return *this; }
+  // Whether the first dimension of the input and the output is the symbolic "N" (else the example's).
+  OnnxExportOptions& dynamic_batch(bool v) { dynamic_batch_ = v; return *this; }
+  OnnxExportOptions& graph_name(std::string v) { graph_name_ = std::move(v); return *this; }
+  int64_t opset() const { return opset_; }
+  bool dynamic_batch() const { return dynamic_batch_; }
+  const std::string& graph_name() const { return graph_name_; }
+
+ private:
+  int64_t opset_ = 13;  // 13 to 17: the ops used mean the same in all of them
+  bool dynamic_batch_ = true;
+  std::string graph_name_ = "cohort";
+};
+
+// The general form: `forward` runs the module on its argument (module->forward(x), or a lambda).
+// Returns the serialised model; export_onnx writes it to a file.
+std::string export_onnx_bytes(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
+                              const Tensor& example_input, const OnnxExportOptions& options = {});
+void export_onnx(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
+                 const Tensor& example_input, const std::filesystem::path& path,
+                 const OnnxExportOptions& options = {});
+
+// A module holder (nn::Sequential, nn::Linear, ...) or a std::shared_ptr to a module with forward(x).
+template <class Impl>
+void export_onnx(const nn::ModuleHolder<Impl>& module, const Tensor& example_input, const std::filesystem::path& path,
+                 const OnnxExportOptions& options = {}) {
+  export_onnx(*module, [&](const Tensor& x) { return module.ptr()->forward(x); }, example_input, path, options);
+}
+template <class M, std::enable_if_t<std::is_base_of_v<nn::Module, M>, int> = 0>
+void export_onnx(const std::shared_ptr<M>& module, const Tensor& example_input, const std::filesystem::path& path,
+                 const OnnxExportOptions& options = {}) {
+  export_onnx(*module, [&](const Tensor& x) { return module->forward(x); }, example_input, path, options);
+}
+
+// What an ONNX file holds, as far as cohort reads it back (for checks and tests; not an ONNX runtime).
+struct OnnxSummary {
+  struct Value {
+    std::string name;
+    int32_t elem_type = 0;  // ONNX's TensorProto.DataType: 1 float, 7 int64, 11 double
+    std::vector<std::string> dims;  // each dimension's value, or its symbol ("N")
+  };
+  struct Initializer {
+    std::string name;
+    int32_t data_type = 0;
+    std::vector<int64_t> dims;
+    uint64_t raw_bytes = 0;
+  };
+  int64_t ir_version = 0;
+  int64_t opset = 0;  // of the default domain
+  std::string producer;
+  std::vector<std::string> ops;  // op_type of each node, in order
+  std::vector<Initializer> initializers;
+  std::vector<Value> inputs, outputs;
+};
+
+// Parses the protobuf of an ONNX model (the fields above; others are skipped). Throws a cohort::Error
+// "read_onnx_summary: <where>: ..." for anything malformed: a truncated varint or field, a length past
+// the end, a wire type ONNX does not use, a field of the wrong wire type, raw data that does not
+// match the initializer's dims and type.
+OnnxSummary read_onnx_summary(const std::string& bytes, const std::string& where = "<bytes>");
+OnnxSummary read_onnx_summary(const std::filesystem::path& path);
+
+}  // namespace cohort::io

@@ -1,0 +1,122 @@
+// `cohort export`: a tiny run's checkpoint written as ONNX, read back, run by OpenCV's dnn against
+// the checkpoint's model in cohort; the errors name the file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "apps/run_cohort.h"
+#include "cohort/autograd/grad_mode.h"
+#include "cohort/io/npy.h"
+#include "cohort/io/onnx.h"
+#include "cohort/ops/creation.h"
+#include "support/subprocess.h"
+
+#include "app/data_setup.h"
+#include "app/run_checkpoint.h"
+
+namespace fs = std::filesystem;
+using cohort::testing::run_cohort;
+using ::testing::HasSubstr;
+
+namespace cohort::testing {
+namespace {
+
+struct Printed {
+  int code;
+  std::string out, err;
+};
+Printed run_printing(const std::vector<std::string>& args) {
+  ::testing::internal::CaptureStdout();
+  auto [code, err] = run_cohort(args);
+  return {code, ::testing::internal::GetCapturedStdout(), err};
+}
+
+class Export : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    run_ = new fs::path(fresh_test_dir("export", "run"));
+    auto [code, err] = run_cohort({"train", "--dataset", "synthetic", "--limit", "64", "--batch-size", "32", "--epochs",
+                                   "1", "--workers", "0", "--threads", "1", "--no-progress", "--out", run_->string()});
+    ASSERT_EQ(code, 0) << err;
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(run_->parent_path());
+    delete run_;
+  }
+  static fs::path* run_;
+};
+fs::path* Export::run_ = nullptr;
+
+TEST_F(Export, WritesTheCheckpointsModel) {
+  const fs::path dir = fresh_test_dir("export", "out");
+  fs::create_directories(dir);
+  const fs::path file = dir / "model.onnx";
+  const Printed p = run_printing({"export", "--checkpoint", run_->string(), "--onnx", file.string()});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("-> " + file.string()));
+  EXPECT_THAT(p.out, HasSubstr("ONNX opset 13"));
+
+  const io::OnnxSummary s = io::read_onnx_summary(file);
+  EXPECT_EQ(s.inputs.at(0).dims, (std::vector<std::string>{"N", "1", "28", "28"}));
+  EXPECT_EQ(s.outputs.at(0).dims, (std::vector<std::string>{"N", "10"}));
+  EXPECT_EQ(s.ops.front(), "Conv");
+  std::vector<std::string> names;
+  for (const auto& init : s.initializers) names.push_back(init.name);
+  EXPECT_THAT(names, ::testing::Contains("conv1.weight"));
+  EXPECT_THAT(names, ::testing::Contains("fc3.bias"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);  // no temp file left
+
+  // The same model in cohort, from the same checkpoint, against OpenCV's run of the file.
+  const app::Checkpoint checkpoint = app::read_checkpoint(*run_, /*talk=*/false);
+  const app::DataSetup data = app::load_data(checkpoint.config, /*with_train=*/false);
+  auto model = app::create_model(checkpoint.config.model, data);
+  app::restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+  Tensor x = randn({5, 1, 28, 28});
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = model->forward(x);
+  }
+  const Finished probe =
+      run_process({"/usr/bin/python3", "-c", "import onnx, cv2"}, dir, "probe", std::chrono::seconds(120));
+  if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2: " << probe.err;
+  io::save_npy(dir / "x.npy", x);
+  io::save_npy(dir / "y.npy", y);
+  const Finished check = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py",
+                                      file.string(), (dir / "x.npy").string(), (dir / "y.npy").string()},
+                                     dir, "check", std::chrono::seconds(300));
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  fs::remove_all(dir);
+}
+
+TEST_F(Export, ReplacesAFileAtomicallyAndNamesItInErrors) {
+  const fs::path dir = fresh_test_dir("export", "errors");
+  fs::create_directories(dir);
+  const fs::path file = dir / "model.onnx";
+  {
+    std::ofstream(file) << "old";
+  }
+  ASSERT_EQ(run_printing({"export", "--checkpoint", run_->string(), "--onnx", file.string()}).code, 0);
+  EXPECT_NE(text_of(file), "old");
+
+  const fs::path missing_dir = dir / "no" / "such" / "model.onnx";
+  Printed p = run_printing({"export", "--checkpoint", run_->string(), "--onnx", missing_dir.string()});
+  EXPECT_EQ(p.code, 1);
+  EXPECT_THAT(p.err, HasSubstr(missing_dir.string()));
+
+  p = run_printing({"export", "--checkpoint", (dir / "nothing").string(), "--onnx", file.string()});
+  EXPECT_EQ(p.code, 1);
+  EXPECT_THAT(p.err, HasSubstr((dir / "nothing").string()));
+
+  p = run_printing({"export", "--checkpoint", run_->string(), "--onnx", file.string(), "--opset", "11"});
+  EXPECT_EQ(p.code, 2);
+  p = run_printing({"export", "--checkpoint", run_->string()});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("--onnx"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cohort::testing
