@@ -10,7 +10,7 @@ packages=(
   zlib1g-dev nlohmann-json3-dev libcli11-dev libstb-dev
   libzip-dev                       # io: reading PyTorch's torch.save files (zip archives)
   libturbojpeg0-dev                # io::read_image: JPEG (TurboJPEG API, DCT-domain downscaling)
-  python3-pil                      # scripts/make_shapes_dataset.py; decoder fixtures (tests/fixtures)
+  python3-pil python3-numpy        # scripts/make_shapes_dataset.py; decoder fixtures (tests/fixtures)
   libgloo-dev                      # distributed: the Gloo process group (TCP transport, file/Redis store)
   redis-server iproute2            # tests/apps/two_machines_test: a Redis store, network namespaces
   libgtest-dev libgmock-dev libbenchmark-dev

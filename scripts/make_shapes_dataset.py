@@ -12,7 +12,7 @@ RGBA), so a reader must handle both formats, several channel layouts and any ima
 usage: /usr/bin/python3 scripts/make_shapes_dataset.py OUT [--train N] [--val N] [--min-size S] [--max-size S] [--seed K]
        N images per class (default 200 train, 50 val). Needs Debian's python3-pil and python3-numpy.
 
-Then, e.g.:  build/examples/train_image_folder OUT/train OUT/val
+Then, e.g.:  build/cohort train --dataset folder:OUT/train --val-dir OUT/val --image-size 32 --model blitz-cnn
 """
 import argparse
 import math
