@@ -69,6 +69,30 @@ TEST(LanguageModel, TrainsOnTextAndGenerates) {
   fs::remove_all(dir);
 }
 
+TEST(LanguageModel, TheTransformerTrainsToo) {
+  const fs::path dir = fresh_test_dir("lm", "transformer");
+  fs::create_directories(dir / "corpus");
+  {
+    std::ofstream out(dir / "corpus" / "lines");
+    for (int i = 0; i < 200; ++i) out << "the cat sat on the mat.\nthe dog ate the log.\n";
+  }
+  const fs::path out = dir / "run";
+  auto [code, err] = run_cohort({"train", "--model", "char-transformer", "--dataset", "text:" + (dir / "corpus").string(),
+                                 "--seq-len", "32", "--epochs", "2", "--batch-size", "16", "--optimizer", "adam",
+                                 "--lr", "0.003", "--out", out.string(), "--no-progress"});
+  ASSERT_EQ(code, 0) << err;
+  const nlohmann::json eval = nlohmann::json::parse(text_of(out / "eval.json"));
+  EXPECT_GT(eval.at("accuracy").get<double>(), 0.6);  // the next character of two repeated lines
+  app::GenerateOptions o;
+  o.checkpoint = out.string();
+  o.prompt = "the c";
+  o.length = 10;
+  std::ostringstream text;
+  app::run_generate(o, text);
+  EXPECT_EQ(text.str().size(), 16u) << text.str();  // prompt + 10 characters + a line break
+  fs::remove_all(dir);
+}
+
 TEST(LanguageModel, FlagsThatDoNotFitAreUsageErrors) {
   const fs::path dir = fresh_test_dir("lm", "flags");
   fs::create_directories(dir);

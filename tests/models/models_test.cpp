@@ -314,5 +314,27 @@ TEST(ModelsRegistry, ResNetStemFollowsTheImageSizeUnlessForced) {
   EXPECT_EQ(forced.create_fresh()->named_parameters()["conv1.weight"].size(-1), 7);
 }
 
+TEST(ModelsRegistry, LanguageModelsPredictEveryPositionFromThePastOnly) {
+  for (const std::string name : {"char-lstm", "char-transformer"}) {
+    SCOPED_TRACE(name);
+    manual_seed(3);
+    auto lm = models::create(name, models::ModelOptions().num_classes(20).image_size(16));
+    lm->eval();
+    NoGradGuard no_grad;
+    Tensor x = randint(0, 20, {3, 16});
+    Tensor logits = lm->forward(x);
+    EXPECT_EQ(logits.sizes().vec(), (std::vector<int64_t>{48, 20}));
+    // Position t sees positions <= t: changing the last character leaves the others' logits alone.
+    Tensor y = x.clone();
+    y.select(1, 15).fill_(int64_t{(x[0][15].item<int64_t>() + 1) % 20});
+    Tensor changed = lm->forward(y).view({3, 16, 20});
+    EXPECT_TRUE(changed.narrow(1, 0, 15).allclose(logits.view({3, 16, 20}).narrow(1, 0, 15), 1e-5, 1e-6));
+    EXPECT_FALSE(changed.select(1, 15).allclose(logits.view({3, 16, 20}).select(1, 15)));
+    EXPECT_THAT(error_of([&] { lm->forward(randn({2, 3, 32, 32})); }), HasSubstr("expected character indices int64 [N, T]"));
+  }
+  auto lm = models::create("char-transformer", models::ModelOptions().num_classes(20).image_size(16));
+  EXPECT_THAT(error_of([&] { lm->forward(zeros({1, 17}, kInt64)); }), HasSubstr("with 1 <= T <= 16"));
+}
+
 }  // namespace
 }  // namespace cohort
