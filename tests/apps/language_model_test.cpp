@@ -98,11 +98,7 @@ TEST(LanguageModel, FlagsThatDoNotFitAreUsageErrors) {
   fs::create_directories(dir);
   std::ofstream(dir / "t.txt") << "abc";
   auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
-    args.insert(args.begin(), "train");
-    args.insert(args.end(), {"--out", (dir / "run").string(), "--no-progress"});
-    auto [code, err] = run_cohort(args);
-    EXPECT_EQ(code, 2) << err;
-    EXPECT_THAT(err, HasSubstr(message));
+    testing::expect_train_usage_error(dir, std::move(args), message);
   };
   const std::string text = "text:" + (dir / "t.txt").string();
   expect_usage({"--model", "lenet", "--dataset", text}, "--model 'lenet' is not a language model");

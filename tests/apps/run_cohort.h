@@ -42,4 +42,15 @@ inline std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
   return {code, ::testing::internal::GetCapturedStderr()};
 }
 
+// Runs `cohort train <args> --out <dir>/run --no-progress` and expects a usage error (exit 2) whose
+// message contains `message`.
+inline void expect_train_usage_error(const std::filesystem::path& dir, std::vector<std::string> args,
+                                     const std::string& message) {
+  args.insert(args.begin(), "train");
+  args.insert(args.end(), {"--out", (dir / "run").string(), "--no-progress"});
+  auto [code, err] = run_cohort(args);
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find(message), std::string::npos) << "expected \"" << message << "\" in: " << err;
+}
+
 }  // namespace cohort::testing

@@ -74,11 +74,7 @@ TEST(TableDataset, FlagsThatDoNotFitATableAreUsageErrors) {
   const fs::path dir = fresh_test_dir("table", "flags");
   const std::string csv = "csv:" + write_rings(dir, 20).string();
   auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
-    args.insert(args.begin(), "train");
-    args.insert(args.end(), {"--out", (dir / "run").string(), "--no-progress"});
-    auto [code, err] = run_cohort(args);
-    EXPECT_EQ(code, 2) << err;
-    EXPECT_THAT(err, HasSubstr(message));
+    testing::expect_train_usage_error(dir, std::move(args), message);
   };
   expect_usage({"--model", "mlp", "--dataset", csv}, "--target is needed with --dataset csv:FILE");
   expect_usage({"--model", "lenet", "--dataset", csv, "--target", "label"},
