@@ -17,7 +17,9 @@
 #include "apps/run_cohort.h"
 
 namespace fs = std::filesystem;
+using cohort::testing::Printed;
 using cohort::testing::run_cohort;
+using cohort::testing::run_printing;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -34,16 +36,6 @@ std::vector<std::string> train_flags(const fs::path& out, const std::vector<std:
   return flags;
 }
 
-// run_cohort with what it printed on stdout too.
-struct Printed {
-  int code;
-  std::string out, err;
-};
-Printed run_printing(const std::vector<std::string>& args) {
-  ::testing::internal::CaptureStdout();
-  auto [code, err] = run_cohort(args);
-  return {code, ::testing::internal::GetCapturedStdout(), err};
-}
 
 // The program run by the shell with stdout sent to `target`: its exit status and stderr.
 std::pair<int, std::string> run_with_stdout_to(const std::string& args, const std::string& target) {

@@ -22,15 +22,6 @@ using ::testing::HasSubstr;
 namespace cohort::testing {
 namespace {
 
-struct Printed {
-  int code;
-  std::string out, err;
-};
-Printed run_printing(const std::vector<std::string>& args) {
-  ::testing::internal::CaptureStdout();
-  auto [code, err] = run_cohort(args);
-  return {code, ::testing::internal::GetCapturedStdout(), err};
-}
 
 class Export : public ::testing::Test {
  protected:

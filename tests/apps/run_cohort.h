@@ -42,6 +42,17 @@ inline std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
   return {code, ::testing::internal::GetCapturedStderr()};
 }
 
+// run_cohort with what it printed on stdout too.
+struct Printed {
+  int code;
+  std::string out, err;
+};
+inline Printed run_printing(const std::vector<std::string>& args) {
+  ::testing::internal::CaptureStdout();
+  auto [code, err] = run_cohort(args);
+  return {code, ::testing::internal::GetCapturedStdout(), err};
+}
+
 // Runs `cohort train <args> --out <dir>/run --no-progress` and expects a usage error (exit 2) whose
 // message contains `message`.
 inline void expect_train_usage_error(const std::filesystem::path& dir, std::vector<std::string> args,
