@@ -7,6 +7,7 @@
 #include "support/error_of.h"
 #include "support/gradcheck.h"
 #include "support/pytorch_fixture.h"
+#include "nn/rnn_fixture.h"
 
 #include <cohort/cohort.h>
 #include <nlohmann/json.hpp>
@@ -68,10 +69,7 @@ TEST(PackedRNNFixture, MatchesPyTorchPackingOutputsStatesAndGradients) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
     PackedLayer b = build(c.at("kind"), c.at("options"));
-    b.module->to(kFloat64);
-    nn::StateDict sd;
-    for (const auto& [key, value] : c.at("state_dict").items()) sd.insert(key, cohort::testing::decode_tensor(value));
-    b.module->load_state_dict(sd);
+    cohort::testing::load_case_state(*b.module, c);
     const bool bf = c.at("options").value("batch_first", false);
 
     Tensor x = cohort::testing::decode_tensor(c.at("input")).requires_grad_();
@@ -85,13 +83,8 @@ TEST(PackedRNNFixture, MatchesPyTorchPackingOutputsStatesAndGradients) {
       EXPECT_EQ(ints(packed.sorted_indices()), c.at("packed").at("sorted_indices").get<std::vector<int64_t>>());
     EXPECT_EQ(packed.lengths(), c.at("lengths").get<std::vector<int64_t>>());
 
-    std::vector<Tensor> hx;
     std::vector<std::string> wrt_names{"input"};
-    for (const char* s : {"h0", "c0"})
-      if (c.at("initial").contains(s)) {
-        hx.push_back(cohort::testing::decode_tensor(c.at("initial").at(s)).requires_grad_());
-        wrt_names.push_back(s);
-      }
+    std::vector<Tensor> hx = cohort::testing::initial_states(c, wrt_names);
     auto [out, states] = b.run(packed, hx);
     EXPECT_TRUE(cohort::testing::matches_pytorch(name + " output data", out.data(), c.at("packed").at("output_data")));
     auto [padded, out_lengths] = pad_packed_sequence(out, bf, 0.0, c.at("total_length").get<int64_t>());
@@ -99,22 +92,7 @@ TEST(PackedRNNFixture, MatchesPyTorchPackingOutputsStatesAndGradients) {
     std::vector<Tensor> results{padded};
     results.insert(results.end(), states.begin(), states.end());
     const std::vector<std::string> result_names{"output", "h_n", "c_n"};
-    Tensor loss;
-    for (size_t i = 0; i < results.size(); ++i) {
-      EXPECT_TRUE(cohort::testing::matches_pytorch(name + " " + result_names[i], results[i],
-                                                   c.at("results").at(result_names[i])));
-      Tensor term = (results[i] * cohort::testing::decode_tensor(c.at("upstream").at(result_names[i]))).sum();
-      loss = loss.defined() ? loss + term : term;
-    }
-    std::vector<Tensor> wrt{x};
-    wrt.insert(wrt.end(), hx.begin(), hx.end());
-    for (const auto& item : b.module->named_parameters()) {
-      wrt.push_back(item.value());
-      wrt_names.push_back(item.key());
-    }
-    auto grads = autograd::grad({loss}, wrt);
-    for (size_t i = 0; i < wrt.size(); ++i)
-      EXPECT_TRUE(cohort::testing::matches_pytorch(name + " grad " + wrt_names[i], grads[i], c.at("grads").at(wrt_names[i])));
+    cohort::testing::expect_results_and_grads(name, c, results, result_names, x, hx, *b.module, wrt_names);
     ++checked;
   }
   EXPECT_EQ(checked, 6);

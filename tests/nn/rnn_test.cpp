@@ -6,6 +6,7 @@
 
 #include "support/error_of.h"
 #include "support/pytorch_fixture.h"
+#include "nn/rnn_fixture.h"
 
 #include <sstream>
 
@@ -92,24 +93,16 @@ TEST(RNNFixture, MatchesPyTorchStateDictValuesAndGradients) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
     Built b = build(c.at("kind"), c.at("options"));
-    b.module->to(kFloat64);
     // The state dict's keys, in PyTorch's order, and the repr.
     std::vector<std::string> keys;
     for (const auto& item : b.module->state_dict()) keys.push_back(item.key());
     EXPECT_EQ(keys, c.at("state_dict_keys").get<std::vector<std::string>>());
     EXPECT_EQ(repr(*b.module), c.at("repr").get<std::string>());
-    nn::StateDict sd;
-    for (const auto& [key, value] : c.at("state_dict").items()) sd.insert(key, cohort::testing::decode_tensor(value));
-    b.module->load_state_dict(sd);
+    cohort::testing::load_case_state(*b.module, c);
 
     Tensor x = cohort::testing::decode_tensor(c.at("input")).requires_grad_();
-    std::vector<Tensor> hx;
     std::vector<std::string> wrt_names{"input"};
-    for (const char* s : {"h0", "c0"})
-      if (c.at("initial").contains(s)) {
-        hx.push_back(cohort::testing::decode_tensor(c.at("initial").at(s)).requires_grad_());
-        wrt_names.push_back(s);
-      }
+    std::vector<Tensor> hx = cohort::testing::initial_states(c, wrt_names);
     std::vector<Tensor> results = b.run(x, hx);
     std::vector<std::string> result_names;
     for (const auto& [key, value] : c.at("results").items()) result_names.push_back(key);
@@ -119,21 +112,7 @@ TEST(RNNFixture, MatchesPyTorchStateDictValuesAndGradients) {
       return rank(a) < rank(b2);
     });
     ASSERT_EQ(results.size(), result_names.size());
-    Tensor loss;
-    for (size_t i = 0; i < results.size(); ++i) {
-      EXPECT_TRUE(cohort::testing::matches_pytorch(name + " " + result_names[i], results[i], c.at("results").at(result_names[i])));
-      Tensor term = (results[i] * cohort::testing::decode_tensor(c.at("upstream").at(result_names[i]))).sum();
-      loss = loss.defined() ? loss + term : term;
-    }
-    std::vector<Tensor> wrt{x};
-    wrt.insert(wrt.end(), hx.begin(), hx.end());
-    for (const auto& item : b.module->named_parameters()) {
-      wrt.push_back(item.value());
-      wrt_names.push_back(item.key());
-    }
-    auto grads = autograd::grad({loss}, wrt);
-    for (size_t i = 0; i < wrt.size(); ++i)
-      EXPECT_TRUE(cohort::testing::matches_pytorch(name + " grad " + wrt_names[i], grads[i], c.at("grads").at(wrt_names[i])));
+    cohort::testing::expect_results_and_grads(name, c, results, result_names, x, hx, *b.module, wrt_names);
     ++checked;
   }
   EXPECT_EQ(checked, 13);
