@@ -113,15 +113,28 @@ std::vector<std::vector<std::string>> read_table(const std::string& op, const st
   return rows;
 }
 
-// Field c of data row r (r >= 1) as a finite number; else the error names the file, row and column.
+// "<op>: <file>: row <r + 1>, column '<name>'": where a field's error is.
+std::string field_where(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows,
+                        size_t r, size_t c) {
+  return cohort::detail::str(op, ": ", escape_text(file), ": row ", r + 1, ", column '", escape_text(rows[0][c]), "'");
+}
+
+// Field c of data row r (r >= 1), trimmed; a missing value is an error naming the file, row and column.
+std::string value_at(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows,
+                     size_t r, size_t c) {
+  std::string v = trimmed(rows[r][c]);
+  COHORT_CHECK(!is_missing(v), field_where(op, file, rows, r, c), ": missing value '", escape_text(v),
+               "'; hint: fill in or drop rows with missing values");
+  return v;
+}
+
+// Field c of data row r as a finite number; else the error names the file, row and column.
 double number_at(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows,
                  size_t r, size_t c) {
-  const std::string v = trimmed(rows[r][c]);
-  const std::string where = cohort::detail::str(op, ": ", escape_text(file), ": row ", r + 1, ", column '",
-                                                escape_text(rows[0][c]), "'");
-  COHORT_CHECK(!is_missing(v), where, ": missing value '", escape_text(v), "'; hint: fill in or drop rows with missing values");
+  const std::string v = value_at(op, file, rows, r, c);
   const std::optional<double> number = number_of(v);
-  COHORT_CHECK(number && std::isfinite(*number), where, ": expected a finite number, got '", escape_text(v), "'");
+  COHORT_CHECK(number && std::isfinite(*number), field_where(op, file, rows, r, c), ": expected a finite number, got '",
+               escape_text(v), "'");
   return *number;
 }
 
@@ -179,10 +192,7 @@ CsvDataset::CsvDataset(const std::filesystem::path& path, const CsvOptions& opti
   for (size_t r = 1; r < rows.size(); ++r) {
     for (size_t c = 0; c < header.size(); ++c) {
       if (c == target && task_ == CsvTask::Classification) {
-        const std::string v = trimmed(rows[r][c]);
-        COHORT_CHECK(!is_missing(v), op, ": ", escape_text(file), ": row ", r + 1, ", column '", escape_text(header[c]),
-                     "': missing value '", escape_text(v), "'; hint: fill in or drop rows with missing values");
-        labels.push_back(v);
+        labels.push_back(value_at(op, file, rows, r, c));
       } else if (c == target) {
         values.push_back(static_cast<float>(number_at(op, file, rows, r, c)));
       } else {
