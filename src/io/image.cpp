@@ -3,6 +3,8 @@
 #include "cohort/io/image.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -17,6 +19,15 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+namespace cohort::io::detail {
+// stb_image grows its inflate buffer as long as the compressed data goes on: a small PNG (a "zip bomb")
+// could ask for gigabytes. decode_png sets this cap on any one allocation from what the header declares.
+thread_local size_t stbi_allocation_cap = SIZE_MAX;
+inline void* stbi_capped_realloc(void* p, size_t n) { return n > stbi_allocation_cap ? nullptr : std::realloc(p, n); }
+}  // namespace cohort::io::detail
+#define STBI_MALLOC(n) cohort::io::detail::stbi_capped_realloc(nullptr, n)
+#define STBI_REALLOC(p, n) cohort::io::detail::stbi_capped_realloc(p, n)
+#define STBI_FREE(p) std::free(p)
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
 #include <stb/stb_image_write.h>
@@ -105,19 +116,27 @@ namespace detail {
 
 namespace {
 
-// stb_image memcpy's an empty IDAT chunk from a null buffer (undefined behaviour, found by fuzz_png); such
-// chunks are legal but carry nothing, so a copy without them is decoded instead. Empty when there are none.
-std::vector<uint8_t> without_empty_idat(const uint8_t* data, size_t size) {
+// Walks the chunks (length, type, data, CRC) up to IEND before stb_image sees them, for two of its faults
+// that fuzz_png found:
+// - it reserves a chunk's declared length before reading it, so a few bytes declaring a 2 GB IDAT allocate
+//   2 GB: a chunk longer than what is left of the file is refused here;
+// - it memcpy's an empty IDAT chunk from a null buffer (undefined behaviour): such chunks are legal but carry
+//   nothing, so a copy without them is returned instead. Empty when there are none.
+std::vector<uint8_t> checked_png_chunks(const uint8_t* data, size_t size, const std::string& op,
+                                        const std::string& name) {
   std::vector<uint8_t> out;
   size_t pos = 8, copied = 0;
-  while (pos + 8 <= size) {  // a chunk: length, type, data, CRC (the last chunk may be cut short)
+  while (pos + 8 <= size) {
     const uint32_t length = uint32_t{data[pos]} << 24 | uint32_t{data[pos + 1]} << 16 | uint32_t{data[pos + 2]} << 8 |
                             uint32_t{data[pos + 3]};
-    if (length == 0 && std::memcmp(data + pos + 4, "IDAT", 4) == 0) {
+    const char* type = reinterpret_cast<const char*>(data + pos + 4);
+    if (std::memcmp(type, "IEND", 4) == 0) break;
+    COHORT_CHECK(length <= size - pos - 8, op, ": ", escape_text(name), ": not a readable PNG file (a chunk at byte ",
+                 pos, " declares ", length, " bytes of data, but only ", size - pos - 8, " remain)");
+    if (length == 0 && std::memcmp(type, "IDAT", 4) == 0) {
       out.insert(out.end(), data + copied, data + pos);
       copied = std::min(pos + 12, size);
     }
-    if (length > size - pos - 8) break;  // stb reports the truncation
     pos += 12 + size_t{length};
   }
   if (copied > 0) out.insert(out.end(), data + copied, data + size);
@@ -130,7 +149,7 @@ Tensor decode_png(const uint8_t* data, size_t size, int64_t max_pixels, const st
                   const std::string& name) {
   COHORT_CHECK(size <= static_cast<size_t>(INT32_MAX), op, ": ", escape_text(name), ": the file is too large (",
                size, " bytes)");
-  const std::vector<uint8_t> cleaned = without_empty_idat(data, size);
+  const std::vector<uint8_t> cleaned = checked_png_chunks(data, size, op, name);
   if (!cleaned.empty()) data = cleaned.data(), size = cleaned.size();
   const int n = static_cast<int>(size);
   int w = 0, h = 0, c = 0;
@@ -139,7 +158,12 @@ Tensor decode_png(const uint8_t* data, size_t size, int64_t max_pixels, const st
                ": not a readable PNG file (", escape_text(stbi_failure_reason()), ")");
   COHORT_CHECK(int64_t{w} * h <= max_pixels, op, ": ", escape_text(name), ": the PNG declares a ", w, "x", h,
                " image, more than max_pixels (", max_pixels, ")");
+  // The decoded image, 16 bits a sample and a filter byte a row, twice over for the buffer's doubling.
+  detail::stbi_allocation_cap = 2 * (size_t{8} * w * h + h) + (size_t{1} << 16);
   stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &c, 0);
+  detail::stbi_allocation_cap = SIZE_MAX;
+  COHORT_CHECK(pixels != nullptr || std::strcmp(stbi_failure_reason(), "outofmem") != 0, op, ": ", escape_text(name),
+               ": not a readable PNG file (its compressed data inflates to more than a ", w, "x", h, " image needs)");
   COHORT_CHECK(pixels != nullptr, op, ": ", escape_text(name), ": not a readable PNG file (",
                escape_text(stbi_failure_reason()), ")");
   std::unique_ptr<stbi_uc, void (*)(void*)> owner(pixels, stbi_image_free);

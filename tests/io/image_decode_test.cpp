@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <zlib.h>
+
 #include "io/io_test_util.h"
 #include "support/error_of.h"
 
@@ -165,6 +167,61 @@ TEST(ReadImage, FuzzFindingsDecodeOrThrow) {
   const uint8_t empty_chunk[12] = {0, 0, 0, 0, 'I', 'D', 'A', 'T', 0x35, 0xaf, 0x06, 0x1e};
   png.insert(png.begin() + static_cast<std::ptrdiff_t>(idat), empty_chunk, empty_chunk + 12);
   EXPECT_EQ(max_diff(io::decode_image(png.data(), png.size()), io::read_image(kDir + "rgb.png")), 0);
+}
+
+// stb_image reserves an IDAT chunk's declared length before reading it: a short file declaring a 2 GB
+// chunk is refused before any allocation, naming the chunk's position and the bytes left.
+TEST(ReadImage, PngChunkLongerThanTheFileIsRefusedBeforeDecoding) {
+  auto png = bytes_of(kDir + "rgb.png");
+  const size_t idat = std::search(png.begin(), png.end(), std::begin("IDAT"), std::end("IDAT") - 1) - png.begin() - 4;
+  png[idat] = 0x7f, png[idat + 1] = 0xff, png[idat + 2] = 0, png[idat + 3] = 0;
+  EXPECT_THAT(error_of([&] { io::decode_image(png.data(), png.size(), {}, "huge"); }),
+              HasSubstr("decode_image: huge: not a readable PNG file (a chunk at byte " + std::to_string(idat) +
+                        " declares 2147418112 bytes of data, but only " + std::to_string(png.size() - idat - 8) +
+                        " remain)"));
+}
+
+// A gray 8-bit PNG of width x height whose IDAT holds `raw` (the filter bytes and rows) deflated.
+std::vector<uint8_t> gray_png(uint32_t width, uint32_t height, const std::vector<uint8_t>& raw) {
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  auto put32 = [&](uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) png.push_back(static_cast<uint8_t>(v >> shift));
+  };
+  auto chunk = [&](const char* type, const std::vector<uint8_t>& body) {
+    put32(static_cast<uint32_t>(body.size()));
+    const size_t start = png.size();
+    png.insert(png.end(), type, type + 4);
+    png.insert(png.end(), body.begin(), body.end());
+    put32(static_cast<uint32_t>(crc32(0, png.data() + start, static_cast<uInt>(png.size() - start))));
+  };
+  std::vector<uint8_t> ihdr;
+  for (uint32_t v : {width, height})
+    for (int shift = 24; shift >= 0; shift -= 8) ihdr.push_back(static_cast<uint8_t>(v >> shift));
+  ihdr.insert(ihdr.end(), {8, 0, 0, 0, 0});  // depth 8, gray, deflate, no filter method, no interlace
+  uLongf packed_size = compressBound(static_cast<uLong>(raw.size()));
+  std::vector<uint8_t> packed(packed_size);
+  EXPECT_EQ(compress2(packed.data(), &packed_size, raw.data(), static_cast<uLong>(raw.size()), 9), Z_OK);
+  packed.resize(packed_size);
+  chunk("IHDR", ihdr);
+  chunk("IDAT", packed);
+  chunk("IEND", {});
+  return png;
+}
+
+// A few kilobytes of IDAT can inflate to gigabytes; the decoder stops at what the declared image needs.
+TEST(ReadImage, PngWhoseDataInflatesFarBeyondItsImageIsRefused) {
+  std::vector<uint8_t> rows;
+  for (int row = 0; row < 4; ++row) rows.insert(rows.end(), {0, 7, 7, 7, 7});  // filter "none", four pixels
+  const auto fine = gray_png(4, 4, rows);
+  const Tensor image = io::decode_image(fine.data(), fine.size(), io::ImageReadOptions().mode(io::ImageMode::kGray));
+  EXPECT_EQ(image.sizes(), (std::vector<int64_t>{4, 4, 1}));
+  EXPECT_EQ(image.data_ptr<uint8_t>()[15], 7);
+
+  const auto bomb = gray_png(4, 4, std::vector<uint8_t>(size_t{64} << 20, 0));
+  ASSERT_LT(bomb.size(), 100000u);
+  EXPECT_THAT(error_of([&] { io::decode_image(bomb.data(), bomb.size(), {}, "bomb.png"); }),
+              HasSubstr("decode_image: bomb.png: not a readable PNG file (its compressed data inflates to more "
+                        "than a 4x4 image needs)"));
 }
 
 TEST(ReadImage, KnowsImageExtensions) {
