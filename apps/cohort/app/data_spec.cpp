@@ -1,5 +1,6 @@
 // DataSpec: its JSON form and the inference transform it implies.
 #include "app/data_spec.h"
+#include "app/json_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +28,7 @@ nlohmann::json name_to_json(const std::string& name) {
 std::string name_from_json(const nlohmann::json& j, const std::string& where) {
   if (j.is_string()) return j.get<std::string>();
   COHORT_CHECK(j.is_object() && j.contains("bytes") && j.at("bytes").is_array(), where,
-               "a name must be a string or {\"bytes\": [...]}, got ", escape_text(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+               "a name must be a string or {\"bytes\": [...]}, got ", escape_text(json_text(j)));
   std::string name;
   for (const auto& b : j.at("bytes")) {
     COHORT_CHECK(b.is_number_integer() && b.get<int64_t>() >= 0 && b.get<int64_t>() <= 255, where,

@@ -1,6 +1,7 @@
 // cohort predict (see predict.h): inputs become a dataset the DataLoader batches (images are decoded
 // and resized in its workers), the model runs in eval mode without autograd, softmax gives the probabilities.
 #include "app/predict.h"
+#include "app/json_text.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -117,7 +118,7 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
     }
   }
   if (o.json)
-    out << nlohmann::json{{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    out << json_text({{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}, 2)
         << "\n";
   return 0;
 }

@@ -1,5 +1,6 @@
 // The trainer's checkpoint files: io::save_checkpoint plus the run's state as JSON metadata.
 #include "app/run_checkpoint.h"
+#include "app/json_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -207,7 +208,7 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
   };
   const fs::path path = dir / checkpoint_name(p.step);
   // A path that is not UTF-8 is stored with U+FFFD (resume then names the path it cannot find).
-  io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}});
+  io::save_checkpoint(path, model, &optimizer, {{kRunKey, json_text(run)}});
 
   // Only after the new one is safely in place are old ones deleted, and the temp files that killed
   // processes left behind (Note [Atomic writes]: "<name>.tmp.<pid>"); a live process's temp file may
