@@ -239,6 +239,10 @@ int run_info() {
             << "oneDNN:   " << backend.onednn_version << " (ISA in use: " << backend.cpu_isa << "; Winograd 3x3: "
             << backend.winograd << "'s kernels)\n"
             << "OpenMP:   " << backend.openmp << "\n"
+            << "bfloat16: "
+            << (backend.bfloat16 == "none" ? "no native instructions (bfloat16 computes through float32: slower)"
+                                           : "native (" + backend.bfloat16 + ")")
+            << "\n"
             << "cores:    " << core_count() << "\n"
             << "threads:  " << get_num_threads() << " intra-op\n"
             << "devices:  " << device_count() << " (cpu:0 … cpu:" << device_count() - 1
