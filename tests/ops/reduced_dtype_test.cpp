@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cohort/autograd/engine.h"
+#include "cohort/autograd/grad_mode.h"
 #include "cohort/core/half.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/linalg.h"
@@ -218,8 +219,10 @@ NarrowRun run_narrow(const OpRow& row, DType t) {
       got = row.op(narrow);
     } catch (const Error& e) {
       r.refusal = e.what();
-      if (r.refusal.find(dtype_name(t)) == std::string::npos || r.refusal.find("internal assert") != std::string::npos)
-        r.failure = what + ": refused without naming " + dtype_name(t) + ": " + r.refusal;
+      // Named: the dtype, and the op (the message starts with it; "this op" is dispatch() without a name).
+      if (r.refusal.find(dtype_name(t)) == std::string::npos || r.refusal.find("internal assert") != std::string::npos ||
+          r.refusal.rfind("this op", 0) == 0)
+        r.failure = what + ": refused without naming the op and " + dtype_name(t) + ": " + r.refusal;
       return r;
     }
     r.supported = true;

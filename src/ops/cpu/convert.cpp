@@ -26,6 +26,7 @@
 
 #if defined(__x86_64__) && !defined(COHORT_NO_ISA_CLONES)
 #define COHORT_NARROW_INTRINSICS 1
+#include <cpuid.h>
 #include <immintrin.h>
 // GCC 12's own _mm512_undefined_* (`__m512 __Y = __Y;`) trips -Wmaybe-uninitialized when inlined.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -146,7 +147,10 @@ Isa detect_half_isa() {
 #ifdef COHORT_NARROW_INTRINSICS
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return Isa::Avx512f;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return Isa::F16c;
+  // cpuid leaf 1, ECX bit 29: F16C (clang's __builtin_cpu_supports does not know "f16c").
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+  if (__builtin_cpu_supports("avx2") && f16c) return Isa::F16c;
 #endif
   return Isa::Portable;
 }
