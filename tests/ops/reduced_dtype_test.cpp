@@ -4,6 +4,7 @@
 // each narrow dtype: every row either matches its float64 run on the same (rounded) inputs within
 // what the format allows, with a result of the narrow dtype, or refuses with a cohort error that
 // names the dtype. Test names: ReducedOpTable/*.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,7 +17,10 @@
 #include "cohort/autograd/engine.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/half.h"
+#include "cohort/ops/activation.h"
 #include "cohort/ops/creation.h"
+#include "cohort/ops/dropout.h"
+#include "cohort/ops/loss.h"
 #include "cohort/ops/linalg.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -127,7 +131,10 @@ TEST(ReducedConversions, EveryDTypePairConverts) {
   for (DType from : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kBFloat16, kHalf}) {
     for (DType to : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kBFloat16, kHalf}) {
       Tensor src = (from == kUInt8 || from == kBool ? v.abs() : v).to(from);
-      Tensor got = src.to(to), want = src.to(kFloat64).to(kFloat32).to(to);  // via float, as PyTorch converts
+      // Into a narrow dtype through float32, as PyTorch converts; from one exactly.
+      Tensor got = src.to(to), want = is_reduced_floating_point(to)     ? src.to(kFloat64).to(kFloat32).to(to)
+                                      : is_reduced_floating_point(from) ? src.to(kFloat32).to(to)
+                                                                        : src.to(to);
       ASSERT_EQ(got.dtype(), to);
       EXPECT_TRUE(got.to(kFloat64).equal(want.to(kFloat64))) << from << " -> " << to;
       // Into a strided destination, and broadcast.
@@ -180,6 +187,28 @@ TEST(ReducedAutograd, GradientsKeepTheNarrowDType) {
     const double tol = t == kBFloat16 ? 0.05 : 0.01;
     EXPECT_LT(max_abs_diff(x.grad(), x64.grad()), tol * (1 + x64.grad().abs().max().item<double>()));
     EXPECT_LT(max_abs_diff(w.grad(), w64.grad()), tol * (1 + w64.grad().abs().max().item<double>()));
+  }
+}
+
+// Ops the table has no row for: the narrow result is the float64 one on the same inputs, rounded.
+TEST(ReducedOps, ActivationsLinearAndLosses) {
+  for (DType t : {kBFloat16, kHalf}) {
+    const double tol = t == kBFloat16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+    const Tensor x = randn({4, 6}, TensorOptions(t)), w = randn({3, 6}, TensorOptions(t)), b = randn({3}, TensorOptions(t));
+    const Tensor x64 = x.to(kFloat64), w64 = w.to(kFloat64), b64 = b.to(kFloat64);
+    auto check = [&](const char* what, const Tensor& got, const Tensor& want) {
+      EXPECT_EQ(got.dtype(), t) << what;
+      EXPECT_LE(max_abs_diff(got, want), tol * (1 + want.abs().max().item<double>())) << what << " in " << t;
+    };
+    check("gelu", gelu(x), gelu(x64));
+    check("gelu tanh", gelu(x, "tanh"), gelu(x64, "tanh"));
+    check("silu", silu(x), silu(x64));
+    check("linear", linear(x, w, b), linear(x64, w64, b64));
+    check("mse_loss", mse_loss(x, x * 0.5 + 1), mse_loss(x64, x64 * 0.5 + 1));
+    const Tensor d = dropout(x, 0.5, true);
+    EXPECT_EQ(d.dtype(), t);
+    EXPECT_THAT(error_of([&] { cross_entropy_loss(x, zeros({4}, TensorOptions(kInt64))); }),
+                ::testing::AllOf(::testing::HasSubstr("nll_loss"), ::testing::HasSubstr(dtype_name(t))));
   }
 }
 
@@ -269,10 +298,10 @@ NarrowRun run_narrow(const OpRow& row, DType t) {
 // The rows that must run in the narrow dtypes (the rest may refuse, by name).
 const std::set<std::string>& required_rows() {
   static const std::set<std::string> rows = {
-      "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "tanh", "sigmoid", "relu", "gelu", "sqrt",
-      "eq", "lt", "gt", "where", "masked_fill", "sum", "mean", "max", "min", "argmax", "softmax", "log_softmax",
-      "matmul", "mm", "bmm", "linear", "view", "reshape", "permute", "transpose", "cat", "stack", "clone",
-      "contiguous"};
+      "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "eq", "lt", "gt",
+      "where", "masked_fill", "sum", "mean", "max", "min", "max_dim", "argmax", "var", "norm_2", "softmax_dim1",
+      "log_softmax_dim1", "matmul", "mm", "bmm", "view", "reshape", "permute", "transpose", "cat", "stack",
+      "clone", "contiguous", "to_float32", "index_select", "gather_dim1", "cumsum", "sort", "embedding"};
   return rows;
 }
 
