@@ -214,11 +214,12 @@ TEST(ReducedOps, ActivationsLinearAndLosses) {
 
 // --- The op table in bfloat16 and float16 ------------------------------------------------------
 
-// Relative error allowed per unit of the output's magnitude: a few roundings of the format (2^-8
-// relative for bfloat16's 8 significand bits, 2^-11 for half's 11) - an op rounds its float32
-// result once, an op composed of k narrow ops k times - plus the same absolute slack, scaled by
-// the largest output, for results that cancel.
-double narrow_tol(DType t) { return t == kBFloat16 ? std::ldexp(1.0, -5) : std::ldexp(1.0, -8); }
+// The error allowed, relative to the output's magnitude: 2^-8 for bfloat16 (8 significand bits),
+// 2^-11 for float16 (11), i.e. two roundings of half a unit each - the op's float32 result rounded
+// once, plus one more for ops composed of narrow ops (linear, layer_norm, var's mean) - with the same
+// absolute slack scaled by the largest output, for elements that cancel. Every row passes at these
+// bounds, and at a 64th of them most rows fail, so the check is live.
+double narrow_tol(DType t) { return t == kBFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
 
 struct NarrowRun {
   bool supported = false;
