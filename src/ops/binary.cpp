@@ -119,16 +119,6 @@ Tensor forward(BinaryOp op, const Tensor& a, const Tensor& b, DType dtype, const
   check_sub_bool(op, dtype);
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = detail::make_empty(shape, result_dtype(op, dtype), a.device());
-  const bool arithmetic = op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
-  if (arithmetic && is_reduced_floating_point(dtype) && b.dim() == 0 && (b.dtype() == kFloat32 || b.dtype() == kFloat64)) {
-    // A bfloat16/float16 tensor with a number (or a 0-d float32/float64 tensor) computes in float32
-    // with the number as float32, not first rounded to the narrow type (PyTorch's opmath).
-    Tensor wide = detail::make_empty(shape, kFloat32, a.device());
-    kernel::binary(op, wide, detail::cast_nograd(detail::cast_nograd(a, dtype), kFloat32),
-                   detail::cast_nograd(b, kFloat32), alpha);
-    kernel::copy(out, wide);
-    return out;
-  }
   kernel::binary(op, out, detail::cast_nograd(a, dtype), detail::cast_nograd(b, dtype), alpha);
   return out;
 }
@@ -169,9 +159,7 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Scalar& b, const Scalar& al
   trace::OpScope trace(op_name(op));
   detail::check_defined(op_name(op), a, "first");
   DType dtype = compute_dtype(op, result_type(a, b));
-  // A number stays float32 next to a narrow float tensor (forward computes with it unrounded).
-  Tensor bt = detail::scalar_to_tensor(b, is_reduced_floating_point(dtype) && b.is_floating_point() ? kFloat32 : dtype,
-                                       a.device());
+  Tensor bt = detail::scalar_to_tensor(b, dtype, a.device());
   Tensor out = forward(op, a, bt, dtype, alpha);
   if (trace) trace.record({a, bt}, out, {{"alpha", alpha.to_double()}});
   return record_binary(op, out, a, bt, alpha, /*scalar_b=*/true);

@@ -190,6 +190,27 @@ TEST(ReducedAutograd, GradientsKeepTheNarrowDType) {
   }
 }
 
+// A narrow tensor with a Python number gives PyTorch's bits (the number rounded to the narrow type).
+TEST(ReducedOps, ArithmeticWithNumbersMatchesPyTorchBitForBit) {
+  const json& f = load_fixture("reduced.json").at("scalar_ops");
+  const Tensor x = tensor(f.at("x").get<std::vector<float>>());
+  for (DType t : {kBFloat16, kHalf}) {
+    const Tensor b = x.to(t);
+    const std::vector<std::pair<std::string, Tensor>> got = {
+        {"mul_0.1", b * 0.1}, {"add_0.1", b + 0.1}, {"sub_0.7", b - 0.7}, {"div_0.3", b / 0.3}};
+    const json& want = f.at(dtype_name(t));
+    auto same = [&](const std::string& name, const Tensor& r) {
+      ASSERT_EQ(r.dtype(), t) << name;
+      const auto bits = want.at(name).get<std::vector<uint16_t>>();
+      ASSERT_EQ(static_cast<size_t>(r.numel()), bits.size());
+      const auto* p = static_cast<const uint16_t*>(r.contiguous().data_ptr());
+      for (size_t i = 0; i < bits.size(); ++i) EXPECT_EQ(p[i], bits[i]) << name << " in " << t << ", element " << i;
+    };
+    for (const auto& [name, r] : got) same(name, r);
+    if (t == kBFloat16) same("add_alpha_0.3", b.add(b, 0.3));
+  }
+}
+
 // Ops the table has no row for: the narrow result is the float64 one on the same inputs, rounded.
 TEST(ReducedOps, ActivationsLinearAndLosses) {
   for (DType t : {kBFloat16, kHalf}) {

@@ -263,8 +263,12 @@ void fill(const Tensor& dst, const Scalar& value) {
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   COHORT_ASSERT(a.dtype() == b.dtype());
   if (is_reduced_floating_point(a.dtype())) {
+    // Numbers are rounded to the narrow type first, as PyTorch 1.13 does on the CPU: a scalar
+    // operand arrives as a narrow 0-d tensor, and alpha is rounded here.
     const Tensor wa = widen(a), wb = widen(b);
-    return into(out, [&](const Tensor& o) { binary(op, o, wa, wb, alpha); });
+    const float narrow_alpha = a.dtype() == kBFloat16 ? static_cast<float>(BFloat16(alpha.to<float>()))
+                                                      : static_cast<float>(Half(alpha.to<float>()));
+    return into(out, [&](const Tensor& o) { binary(op, o, wa, wb, narrow_alpha); });
   }
   dispatch(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
