@@ -29,7 +29,7 @@ std::vector<double> values_of(const Tensor& t) {
   out.reserve(static_cast<size_t>(t.numel()));
   if (t.numel() == 0) return out;
   std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
-  dispatch(t.dtype(), [&](auto tag) {
+  dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* base = static_cast<const T*>(t.data_ptr());
     for (int64_t n = 0; n < t.numel(); ++n) {
@@ -200,6 +200,8 @@ const char* type_name(DType t) {
     case kInt64: return "CPULongType";
     case kFloat32: return "CPUFloatType";
     case kFloat64: return "CPUDoubleType";
+    case kBFloat16: return "CPUBFloat16Type";
+    case kFloat16: return "CPUHalfType";
   }
   return "CPUType";
 }

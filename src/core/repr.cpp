@@ -25,7 +25,7 @@ constexpr int64_t kLineWidth = 80;
 // on any view, under any grad mode, and while debugging a broken op.
 // An element is addressed by its offset, in elements, from data_ptr().
 double load_double(const Tensor& t, int64_t offset) {
-  return dispatch(t.dtype(), [&](auto tag) {
+  return dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return static_cast<double>(static_cast<const T*>(t.data_ptr())[offset]);
   });

@@ -30,9 +30,11 @@ int64_t Tensor::stride(int64_t d) const {
 Scalar Tensor::item() const {
   COHORT_CHECK(numel() == 1, "item: a Tensor with ", numel(), " elements cannot be converted to a Scalar (shape ",
                sizes(), "); hint: reduce it first, e.g. .sum() or .mean()");
-  return dispatch(dtype(), [&](auto tag) -> Scalar {
+  return dispatch_all(dtype(), [&](auto tag) -> Scalar {
     using T = decltype(tag);
-    return Scalar(*static_cast<const T*>(checked().data()));
+    const T v = *static_cast<const T*>(checked().data());
+    if constexpr (is_reduced_float_v<T>) return Scalar(static_cast<float>(v));
+    else return Scalar(v);
   });
 }
 

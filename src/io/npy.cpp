@@ -28,7 +28,8 @@ struct Descr {
   const char* code;  // numpy's descr without the byte-order character
   char order;        // what numpy.save writes: '<' or '|'
 };
-constexpr Descr kDescrs[] = {{kFloat32, "f4", '<'}, {kFloat64, "f8", '<'}, {kInt64, "i8", '<'},
+// numpy has no bfloat16: a bfloat16 tensor has no .npy form.
+constexpr Descr kDescrs[] = {{kFloat32, "f4", '<'}, {kFloat64, "f8", '<'}, {kFloat16, "f2", '<'}, {kInt64, "i8", '<'},
                              {kInt32, "i4", '<'},   {kUInt8, "u1", '|'},   {kBool, "b1", '|'}};
 
 std::string descr_of(DType t) {
@@ -183,7 +184,7 @@ Header read_header(detail::FileReader& file) {
       if (descr->substr(1) == d.code) found = &d;
   // '|' (not applicable) only makes sense for one-byte types.
   if (!found || ((*descr)[0] == '|' && element_size(found->dtype) != 1))
-    file.fail("unsupported dtype '" + *descr + "' (cohort reads <f4 <f8 <i8 <i4 |u1 |b1)");
+    file.fail("unsupported dtype '" + *descr + "' (cohort reads <f4 <f8 <f2 <i8 <i4 |u1 |b1)");
   h.dtype = found->dtype;
   h.swap = (*descr)[0] == '>' && element_size(h.dtype) > 1;
   h.fortran_order = *fortran;
@@ -199,6 +200,8 @@ void byteswap(char* data, size_t n, size_t width) {
 
 void save_npy(const std::filesystem::path& path, const Tensor& tensor) {
   COHORT_CHECK(tensor.defined(), "save_npy: the tensor is undefined");
+  COHORT_CHECK_AS(TypeError, tensor.dtype() != kBFloat16,
+                  "save_npy: numpy has no bfloat16 dtype; hint: save .to(kFloat32) or use safetensors (BF16)");
   const Tensor t = tensor.detach().cpu().contiguous();
   // Exactly numpy.lib.format._write_array_header: sorted keys, growth padding, 64-byte alignment.
   std::string dict = "{'descr': '" + descr_of(t.dtype()) + "', 'fortran_order': False, 'shape': " + repr_shape(t.sizes()) + ", }";

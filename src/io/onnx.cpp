@@ -25,6 +25,7 @@ using proto::Writer;
 
 // TensorProto.DataType and AttributeProto.AttributeType values.
 constexpr int32_t kOnnxFloat = 1, kOnnxUInt8 = 2, kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxBool = 9, kOnnxDouble = 11;
+constexpr int32_t kOnnxFloat16 = 10, kOnnxBFloat16 = 16;
 constexpr int kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrInts = 7;
 
 int32_t onnx_type(DType t) {
@@ -35,6 +36,8 @@ int32_t onnx_type(DType t) {
     case kInt32: return kOnnxInt32;
     case kUInt8: return kOnnxUInt8;
     case kBool: return kOnnxBool;
+    case kFloat16: return kOnnxFloat16;
+    case kBFloat16: return kOnnxBFloat16;
   }
   return 0;
 }

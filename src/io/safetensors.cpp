@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <utility>
@@ -31,11 +32,11 @@ struct DTypeName {
   const char* name;
 };
 // In the order Hugging Face's writer lays tensors out (larger alignment first).
-constexpr DTypeName kDTypes[] = {{kInt64, "I64"}, {kFloat64, "F64"}, {kFloat32, "F32"},
-                                 {kInt32, "I32"}, {kUInt8, "U8"},    {kBool, "BOOL"}};
+constexpr DTypeName kDTypes[] = {{kInt64, "I64"},    {kFloat64, "F64"}, {kFloat32, "F32"}, {kInt32, "I32"},
+                                 {kBFloat16, "BF16"}, {kFloat16, "F16"}, {kUInt8, "U8"},    {kBool, "BOOL"}};
 
 int rank_of(DType t) {
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < static_cast<int>(std::size(kDTypes)); ++i)
     if (kDTypes[i].dtype == t) return i;
   COHORT_ASSERT(false);
 }
@@ -116,7 +117,7 @@ Entry parse_entry(const std::string& name, const json& info, uint64_t buffer_siz
   e.name = name;
   const json& dtype = info["dtype"];
   std::optional<DType> dt = dtype.is_string() ? parse_dtype(dtype.get<std::string>()) : std::nullopt;
-  if (!dt) file.fail(where + "unsupported dtype " + dtype.dump() + " (cohort reads F32, F64, I64, I32, U8, BOOL)");
+  if (!dt) file.fail(where + "unsupported dtype " + dtype.dump() + " (cohort reads F32, F64, BF16, F16, I64, I32, U8, BOOL)");
   e.dtype = *dt;
 
   const json& shape = info["shape"];

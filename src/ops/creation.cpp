@@ -86,7 +86,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   int64_t n = all_int ? (end.to_long() - start.to_long() + step.to_long() - (step.to_long() > 0 ? 1 : -1)) / step.to_long()
                       : static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor t = detail::make_empty({n}, dtype, options.device());
-  dispatch(dtype, [&](auto tag) {
+  dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i)
@@ -98,7 +98,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
   COHORT_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got ", steps);
   Tensor t = detail::make_empty({steps}, options.dtype(), options.device());
-  dispatch(t.dtype(), [&](auto tag) {
+  dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
     double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
@@ -132,7 +132,7 @@ Tensor tensor(const NestedValues& values, const TensorOptions& options) {
   DType inferred = kind == Scalar::Kind::Float ? get_default_dtype() : kind == Scalar::Kind::Int ? kInt64 : kBool;
   DType dtype = options.has_dtype() ? options.dtype() : inferred;
   Tensor t = detail::make_empty(shape, dtype, options.device());
-  dispatch(dtype, [&](auto tag) {
+  dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_ptr<T>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(flat[i]);

@@ -96,17 +96,21 @@ Tensor random_tensor(IntArrayRef sizes, const TensorOptions& options, Generator&
 }  // namespace
 
 Tensor rand(IntArrayRef sizes, Generator& gen, const TensorOptions& options) {
-  return dispatch_floating(options.dtype(), "rand", [&](auto tag) {
+  return dispatch_floating_reduced(options.dtype(), "rand", [&](auto tag) {
     using T = decltype(tag);
     return random_tensor<T>(sizes, options, gen, [](const Block& b) {
       if constexpr (std::is_same_v<T, float>) return unit24(b.w[0]);
+      // As many random bits as the type has digits, so that no value rounds up to 1.
+      else if constexpr (is_reduced_float_v<T>)
+        return T(static_cast<float>(b.w[0] >> (32 - std::numeric_limits<T>::digits)) *
+                 std::ldexp(1.0f, -std::numeric_limits<T>::digits));
       else return static_cast<T>(unit53(bits64(b.w[0], b.w[1])));
     });
   });
 }
 
 Tensor randn(IntArrayRef sizes, Generator& gen, const TensorOptions& options) {
-  return dispatch_floating(options.dtype(), "randn", [&](auto tag) {
+  return dispatch_floating_reduced(options.dtype(), "randn", [&](auto tag) {
     using T = decltype(tag);
     return random_tensor<T>(sizes, options, gen, [](const Block& b) {
       const double u1 = 1.0 - unit53(bits64(b.w[0], b.w[1])), u2 = unit53(bits64(b.w[2], b.w[3]));
@@ -124,7 +128,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions
   COHORT_CHECK(low < high, "randint: expected low < high, got low=", low, " high=", high);
   TensorOptions o = options.has_dtype() ? options : options.dtype(kInt64);
   const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-  return dispatch(o.dtype(), [&](auto tag) {
+  return dispatch(o.dtype(), "randint", [&](auto tag) {
     using T = decltype(tag);
     return random_tensor<T>(sizes, o, default_generator(), [&](const Block& b) {
       // Multiply-shift maps 64 random bits onto [0, range) without a division.

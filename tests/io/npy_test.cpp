@@ -178,7 +178,7 @@ TEST_F(NpyCorrupt, MissingOrUnexpectedKeys) {
               HasSubstr("unexpected key 'x' in the header"));
 }
 TEST_F(NpyCorrupt, BadDescr) {
-  EXPECT_THAT(edit("<f4", "<f2"), HasSubstr("unsupported dtype '<f2' (cohort reads <f4 <f8 <i8 <i4 |u1 |b1)"));
+  EXPECT_THAT(edit("<f4", "<i2"), HasSubstr("unsupported dtype '<i2' (cohort reads <f4 <f8 <f2 <i8 <i4 |u1 |b1)"));
   EXPECT_THAT(edit("<f4", "|f4"), HasSubstr("unsupported dtype '|f4'"));
   EXPECT_THAT(edit("'<f4'", "True "), HasSubstr("'descr' must be a string (structured dtypes are not supported)"));
   EXPECT_THAT(dict_error("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 2), }"),

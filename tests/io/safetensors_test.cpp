@@ -171,7 +171,8 @@ TEST_F(SafetensorsCorrupt, NonObjectEntries) {
   EXPECT_THAT(edit(R"("dtype":"I64")", R"("dtype":64)"), HasSubstr("tensor 'b': unsupported dtype 64"));
 }
 TEST_F(SafetensorsCorrupt, UnknownDtype) {
-  EXPECT_THAT(edit("\"I64\"", "\"F16\""), HasSubstr("tensor 'b': unsupported dtype \"F16\" (cohort reads F32, F64, I64, I32, U8, BOOL)"));
+  EXPECT_THAT(edit("\"I64\"", "\"I16\""),
+              HasSubstr("tensor 'b': unsupported dtype \"I16\" (cohort reads F32, F64, BF16, F16, I64, I32, U8, BOOL)"));
 }
 TEST_F(SafetensorsCorrupt, BadShape) {
   EXPECT_THAT(edit("\"shape\":[2]", "\"shape\":[-2]"), HasSubstr("tensor 'b': shape must hold non-negative integers, got [-2]"));

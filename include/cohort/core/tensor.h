@@ -163,6 +163,9 @@ class Tensor {
   }
   Tensor cpu() const { return to(Device(kCPU, 0)); }
   Tensor toType(DType dtype) const { return to(dtype); }
+  // PyTorch's dtype shorthands: to(kBFloat16), to(kHalf), to(kFloat), to(kDouble).
+  Tensor bfloat16() const { return to(kBFloat16); }
+  Tensor half() const { return to(kHalf); }
   Tensor new_empty(IntArrayRef sizes, const TensorOptions& options = {}) const;
   Tensor new_zeros(IntArrayRef sizes, const TensorOptions& options = {}) const;
   Tensor new_ones(IntArrayRef sizes, const TensorOptions& options = {}) const;

@@ -4,7 +4,8 @@
 //   io::save_npy("x.npy", x);        // np.load("x.npy")
 //   Tensor y = io::load_npy("y.npy"); // np.save("y.npy", a)
 //
-// dtypes: <f4 <f8 <i8 <i4 |u1 |b1 (float32, float64, int64, int32, uint8, bool).
+// dtypes: <f4 <f8 <f2 <i8 <i4 |u1 |b1 (float32, float64, float16, int64, int32, uint8, bool). numpy
+// has no bfloat16: saving one is a TypeError (save .to(kFloat32), or use safetensors' BF16).
 #pragma once
 
 #include <filesystem>

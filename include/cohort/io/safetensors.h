@@ -27,8 +27,8 @@ inline constexpr const char* kChecksumKey = "cohort.crc32";
 // Writes the tensors (any strides, by value; undefined ones are an error) and the metadata
 // atomically (Note [Atomic writes] in src/io/file_util.h: the old file survives any failure).
 // Deterministic: the same tensors give the same bytes, in the order Hugging Face's writer uses
-// (I64, F64, F32, I32, U8, BOOL, then by name, so every tensor is aligned to its element size);
-// the header is compact JSON with "__metadata__" first, present only when metadata is not empty.
+// (I64, F64, F32, I32, BF16, F16, U8, BOOL, then by name, so every tensor is aligned to its element
+// size); the header is compact JSON with "__metadata__" first, present only when metadata is not empty.
 // With `checksum`, metadata[kChecksumKey] is added (then the bytes differ from Hugging Face's writer's).
 // Throws a cohort::Error naming the file on any failure.
 void save_safetensors(const std::filesystem::path& path, const std::map<std::string, Tensor>& tensors,

@@ -34,7 +34,7 @@ void conv2d_forward_reference(const Tensor& out, const Tensor& in, const Tensor&
                               const Conv2dParams& p) {
   COHORT_ASSERT(out.is_contiguous());
   const Geometry g(in, weight, out, p);
-  dispatch(out.dtype(), [&](auto tag) {
+  dispatch(out.dtype(), "conv2d", [&](auto tag) {
     using T = decltype(tag);
     const T* x = in.data_ptr<T>();
     const T* w = weight.data_ptr<T>();
@@ -71,7 +71,7 @@ void conv2d_backward_data_reference(const Tensor& din, const Tensor& dout, const
                                     const Conv2dParams& p) {
   COHORT_ASSERT(din.is_contiguous());
   const Geometry g(din, weight, dout, p);
-  dispatch(din.dtype(), [&](auto tag) {
+  dispatch(din.dtype(), "conv2d_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* dy = dout.data_ptr<T>();
     const T* w = weight.data_ptr<T>();
@@ -109,7 +109,7 @@ void conv2d_backward_weights_reference(const Tensor& dweight, const Tensor& dbia
                                        const Tensor& dout, const Conv2dParams& p) {
   COHORT_ASSERT(dweight.is_contiguous() && (!dbias.defined() || dbias.is_contiguous()));
   const Geometry g(in, dweight, dout, p);
-  dispatch(dweight.dtype(), [&](auto tag) {
+  dispatch(dweight.dtype(), "conv2d_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* x = in.data_ptr<T>();
     const T* dy = dout.data_ptr<T>();

@@ -5,7 +5,9 @@
 
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/reduced.h"
 #include "ops/cpu/vector_loops.h"
+#include "ops/internal.h"
 
 // Every op is a case of its switch, with no default: a new op without its kernel does not compile
 // (-Werror=switch, Note [Op tables] in kernels.h).
@@ -191,6 +193,32 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
   COHORT_ASSERT(false && "UnaryOp::kCount is not an op");
 }
 
+// Copies involving bfloat16 or float16. One dtype on both sides moves the 2-byte values; a
+// conversion goes through float32, as PyTorch's does (a double or an integer becomes a float, which
+// is then rounded to the narrow type).
+void copy_narrow(const Tensor& dst, const Tensor& src) {
+  const DType d = dst.dtype(), s = src.dtype();
+  if (d == s) return unary_loop<uint16_t, uint16_t>(dst, src, [](uint16_t v) { return v; });
+  const bool direct = dst.is_contiguous() && src.is_contiguous() && dst.sizes() == src.sizes();
+  if (direct && (d == kFloat32 || s == kFloat32)) return convert_contiguous(dst.data_ptr(), d, src.data_ptr(), s, dst.numel());
+  if (is_reduced_floating_point(s)) {
+    Tensor narrow = src;
+    if (!src.is_contiguous()) {
+      narrow = detail::make_empty(src.sizes(), s, src.device());
+      copy(narrow, src);
+    }
+    Tensor wide = float32_like(src);
+    convert_contiguous(wide.data_ptr(), kFloat32, narrow.data_ptr(), s, wide.numel());
+    return copy(dst, wide);
+  }
+  Tensor wide = float32_like(dst);
+  copy(wide, src);
+  if (dst.is_contiguous()) return convert_contiguous(dst.data_ptr(), d, wide.data_ptr(), kFloat32, dst.numel());
+  Tensor narrow = detail::make_empty(dst.sizes(), d, dst.device());
+  convert_contiguous(narrow.data_ptr(), d, wide.data_ptr(), kFloat32, narrow.numel());
+  copy(dst, narrow);
+}
+
 }  // namespace
 
 void copy(const Tensor& dst, const Tensor& src) {
@@ -203,6 +231,7 @@ void copy(const Tensor& dst, const Tensor& src) {
     parallel_for(bytes, int64_t{1} << 20, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
     return;
   }
+  if (is_reduced_floating_point(dst.dtype()) || is_reduced_floating_point(src.dtype())) return copy_narrow(dst, src);
   dispatch(dst.dtype(), [&](auto out_tag) {
     using Out = decltype(out_tag);
     dispatch(src.dtype(), [&](auto in_tag) {
@@ -213,7 +242,7 @@ void copy(const Tensor& dst, const Tensor& src) {
 }
 
 void fill(const Tensor& dst, const Scalar& value) {
-  dispatch(dst.dtype(), [&](auto tag) {
+  dispatch_all(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T v = value.is_bool() ? static_cast<T>(value.to<bool>()) : value.to<T>();
     ElementwiseLoop<1> loop(dst.sizes(), {&dst});
@@ -228,8 +257,19 @@ void fill(const Tensor& dst, const Scalar& value) {
   });
 }
 
+// The kernels below serve bfloat16 and float16 with their float32 loops (reduced.h): the inputs
+// widened, the result rounded once into out.
+
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   COHORT_ASSERT(a.dtype() == b.dtype());
+  if (is_reduced_floating_point(a.dtype())) {
+    // Numbers are rounded to the narrow type first, as PyTorch 1.13 does on the CPU: a scalar
+    // operand arrives as a narrow 0-d tensor, and alpha is rounded here.
+    const Tensor wa = widen(a), wb = widen(b);
+    const float narrow_alpha = a.dtype() == kBFloat16 ? static_cast<float>(BFloat16(alpha.to<float>()))
+                                                      : static_cast<float>(Half(alpha.to<float>()));
+    return into(out, [&](const Tensor& o) { binary(op, o, wa, wb, narrow_alpha); });
+  }
   dispatch(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -242,10 +282,18 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, co
 }
 
 void unary(UnaryOp op, const Tensor& out, const Tensor& in) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor wide = widen(in);
+    return into(out, [&](const Tensor& o) { unary(op, o, wide); });
+  }
   dispatch(in.dtype(), [&](auto tag) { unary_typed<decltype(tag)>(op, out, in); });
 }
 
 void clamp(const Tensor& out, const Tensor& in, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor wide = widen(in);
+    return into(out, [&](const Tensor& o) { clamp(o, wide, lo, hi); });
+  }
   dispatch(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const bool has_lo = lo.has_value(), has_hi = hi.has_value();
@@ -260,7 +308,7 @@ void clamp(const Tensor& out, const Tensor& in, std::optional<Scalar> lo, std::o
 }
 
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  dispatch(out.dtype(), [&](auto tag) {
+  dispatch_all(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ElementwiseLoop<4> loop(out.sizes(), {&out, &cond, &a, &b});
     loop.run([&](std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
@@ -285,6 +333,10 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
 }
 
 void threshold_backward(const Tensor& out, const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  if (is_reduced_floating_point(out.dtype())) {
+    const Tensor wg = widen(grad), ws = widen(self);
+    return into(out, [&](const Tensor& o) { threshold_backward(o, wg, ws, threshold); });
+  }
   dispatch_floating(out.dtype(), "threshold_backward", [&](auto tag) {
     using T = decltype(tag);
     const T t = threshold.to<T>();

@@ -2,6 +2,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/reduced.h"
 
 namespace cohort::kernel {
 
@@ -37,7 +38,7 @@ std::vector<int64_t> strides_of(const Tensor& t, int64_t skip_dim = -1) {
 }  // namespace
 
 void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index) {
-  dispatch(in.dtype(), [&](auto tag) {
+  dispatch_all(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* o = out.data_ptr<T>();
     const T* x = in.data_ptr<T>();
@@ -49,6 +50,10 @@ void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& inde
 }
 
 void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (is_reduced_floating_point(out.dtype())) {  // accumulated in float32, rounded once
+    const Tensor wide = widen(src);
+    return into(out, [&](const Tensor& o) { scatter_add(o, dim, index, wide); }, /*initialise=*/true);
+  }
   dispatch(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* o = out.data_ptr<T>();

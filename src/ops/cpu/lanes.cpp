@@ -7,6 +7,7 @@
 
 #include "ops/cpu/lane_kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/reduced.h"
 
 namespace cohort::kernel {
 
@@ -41,6 +42,10 @@ bool less_nan_last(T a, T b) {
 }  // namespace
 
 void cumsum(const Tensor& out, const Tensor& in, int64_t dim) {
+  if (is_reduced_floating_point(in.dtype()) || is_reduced_floating_point(out.dtype())) {
+    const Tensor wide = widen(in);
+    return into(out, [&](const Tensor& o) { cumsum(o, wide, dim); });
+  }
   const Lanes g(in.sizes(), dim);
   dispatch(in.dtype(), [&](auto in_tag) {
     using T = decltype(in_tag);
@@ -64,6 +69,7 @@ void cumsum(const Tensor& out, const Tensor& in, int64_t dim) {
 }
 
 void sort_indices(const Tensor& indices, const Tensor& in, int64_t dim, bool descending, int64_t k) {
+  if (is_reduced_floating_point(in.dtype())) return sort_indices(indices, widen(in), dim, descending, k);
   const Lanes g(in.sizes(), dim);
   dispatch(in.dtype(), [&](auto tag) {
     using T = decltype(tag);

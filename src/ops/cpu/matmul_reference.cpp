@@ -8,7 +8,7 @@ namespace cohort::kernel {
 void bmm_reference(const Tensor& c, const Tensor& a, const Tensor& b) {
   COHORT_ASSERT(c.is_contiguous());
   const int64_t batch = c.size(0), n = c.size(1), m = c.size(2), k = a.size(2);
-  dispatch(c.dtype(), [&](auto tag) {
+  dispatch(c.dtype(), "bmm", [&](auto tag) {
     using T = decltype(tag);
     using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
     const T* pa = a.data_ptr<T>();

@@ -8,6 +8,7 @@
 
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/reduced.h"
 
 // Every op is a case of its switch, with no default: a new op without its kernel does not compile
 // (-Werror=switch, Note [Op tables] in kernels.h).
@@ -238,7 +239,12 @@ void run_reduction(const R& r, const Tensor& out, const Tensor& in, IntArrayRef 
 void reduce(ReduceOp op, const Tensor& out, const Tensor& in, IntArrayRef dims, double param) {
   // The output dtype is the input's, except integer sums and products, which are int64 (the ops
   // convert the input first for any other requested dtype); this keeps the instantiations few.
-  // Mean, norms and variance are floating-only: their ops refuse integer tensors.
+  // Mean, norms and variance are floating-only: their ops refuse integer tensors. bfloat16 and
+  // float16 run the float32 reduction (which accumulates in double) and round the result once.
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor wide = widen(in);
+    return into(out, [&](const Tensor& o) { reduce(op, o, wide, dims, param); });
+  }
   dispatch(in.dtype(), [&](auto in_tag) {
     using T = decltype(in_tag);
     constexpr bool kFloating = std::is_floating_point_v<T>;
@@ -268,6 +274,10 @@ void reduce(ReduceOp op, const Tensor& out, const Tensor& in, IntArrayRef dims, 
 }
 
 void reduce_with_index(bool is_max, const Tensor& values, const Tensor& indices, const Tensor& in, int64_t dim) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor wide = widen(in);
+    return into(values, [&](const Tensor& v) { reduce_with_index(is_max, v, indices, wide, dim); });
+  }
   dispatch(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
     std::vector<int64_t> kept_sizes, kept_strides;

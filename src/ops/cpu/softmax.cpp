@@ -4,6 +4,7 @@
 
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/reduced.h"
 
 namespace cohort::kernel {
 
@@ -14,6 +15,10 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   for (int64_t d = dim + 1; d < in.dim(); ++d) inner *= in.size(d);
   const int64_t n = in.size(dim);
   if (in.numel() == 0) return;
+  if (is_reduced_floating_point(in.dtype())) {  // computed in float32, rounded once
+    const Tensor wide = widen(in);
+    return into(out, [&](const Tensor& o) { softmax(o, wide, dim, log); });
+  }
   dispatch_floating(in.dtype(), "softmax", [&](auto tag) {
     using T = decltype(tag);
     const T* x = in.data_ptr<T>();

@@ -9,6 +9,7 @@
 
 #include "cohort/autograd/grad_mode.h"
 #include "ops/cpu/kernels.h"
+#include "ops/cpu/reduced.h"
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"
 #include "ops/dnnl/threads.h"
@@ -111,6 +112,10 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
   if (a.size(2) == 0) {
     fill(c, 0);
     return;
+  }
+  if (is_reduced_floating_point(c.dtype())) {  // float32's product of the widened operands, rounded once
+    const Tensor wa = widen(a), wb = widen(b);
+    return into(c, [&](const Tensor& o) { bmm(o, wa, wb); });
   }
   if (c.dtype() != kFloat32) return bmm_reference(c, a, b);
   Tensor ac = dnnl_layout_ok(a) ? a : a.contiguous();
