@@ -29,6 +29,8 @@
 //    A hook that records into shared state must lock it; the replicas run at the same time.
 #include "cohort/parallel/replicate.h"
 
+#include <mutex>
+
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
@@ -116,6 +118,7 @@ struct ReplicaSync::State {
   std::vector<std::shared_ptr<nn::Module>> replicas;
   std::vector<std::vector<TensorPair>> tensors;  // per replica
   std::vector<std::vector<ModulePair>> modules;   // per replica
+  std::mutex stats_mutex;  // synchronize may run for different replicas on their own threads
   SyncStats stats;
 };
 
@@ -150,6 +153,7 @@ ReplicaSync& ReplicaSync::operator=(ReplicaSync&&) noexcept = default;
 
 void ReplicaSync::synchronize(const std::vector<size_t>& which) {
   const bool grad_mode = GradMode::is_enabled();
+  SyncStats copied;
   for (size_t r : which) {
     COHORT_CHECK(r < state_->replicas.size(), "ReplicaSync::synchronize: no replica ", r, " (there are ",
                  state_->replicas.size(), ")");
@@ -174,8 +178,8 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
           } else {
             p.copy_(m);
           }
-          (t.is_parameter ? state_->stats.parameters_copied : state_->stats.buffers_copied) += 1;
-          state_->stats.bytes_copied += static_cast<int64_t>(p.nbytes());
+          (t.is_parameter ? copied.parameters_copied : copied.buffers_copied) += 1;
+          copied.bytes_copied += static_cast<int64_t>(p.nbytes());
           t.seen = seen_now(m, p);
         }
       }
@@ -184,6 +188,10 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
       if (grad_mode && (t.is_parameter || m.requires_grad())) broadcast_link_(p, m);
     }
   }
+  std::lock_guard<std::mutex> l(state_->stats_mutex);
+  state_->stats.parameters_copied += copied.parameters_copied;
+  state_->stats.buffers_copied += copied.buffers_copied;
+  state_->stats.bytes_copied += copied.bytes_copied;
 }
 
 const SyncStats& ReplicaSync::stats() const { return state_->stats; }
