@@ -9,7 +9,9 @@
 //    load_state_dict, batch-norm running statistics), so equal quadruples mean equal values and the
 //    copy is skipped; anything else copies (a dtype or shape change re-points the replica tensor).
 //    Between steps of plain training the parameters change once (optimizer.step) and are copied
-//    once; several forwards without a step copy nothing.
+//    once; several forwards without a step copy nothing. DataParallel synchronizes each replica
+//    off the master's device on that device's thread, at the start of its forward job, so the copy
+//    overlaps the first replica's forward instead of delaying every replica.
 //  - The replica on the master's device shares the master's parameter memory (no copy at all); its
 //    buffers are its own, so a replica's batch-norm update never lands in the master by accident
 //    (DataParallel merges them on purpose: Note [Replica buffers] in batch_norm_sync.cpp).
