@@ -25,6 +25,7 @@
 // module's parameters live on cpu:0, whose thread may be running replica 0's forward).
 #include "cohort/autograd/engine.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -164,7 +165,25 @@ void execute(GraphTask* task, Node* node) {
     if (!task->error) task->error = std::current_exception();
   }
   t_current_task = previous_task;
+  // Delivery. A gradient for a node whose buffer already holds one is summed outside the task's
+  // lock: the master parameters of a data-parallel module each receive one gradient per replica,
+  // and summing megabytes under the lock would stall every other device's thread at its next
+  // delivery. The node is not scheduled before its sum is stored (its dependency count is
+  // decremented after), and this node's own count in `outstanding` keeps the pass open meanwhile.
+  struct PendingSum {
+    Node* next;
+    std::vector<Tensor> terms;  // summed left to right: the order of arrival
+  };
+  std::vector<PendingSum> sums;
   detail::DeviceExecutor* owner = nullptr;
+  auto finish = [&] {  // task->mutex held
+    grads.clear();     // nothing of this node's outlives the decrement below
+    if (--task->outstanding == 0) {
+      task->finished.store(true, std::memory_order_release);
+      owner = task->owner_executor;
+      task->cv.notify_all();
+    }
+  };
   {
     std::lock_guard<std::mutex> l(task->mutex);
     const auto& next = node->next_functions();
@@ -172,17 +191,59 @@ void execute(GraphTask* task, Node* node) {
       Node* n = next[i].get();
       if (!n || (task->grad_call && !task->needed.count(n))) continue;
       if (!failed && i < grads.size() && grads[i].defined()) {
+        auto pending = std::find_if(sums.begin(), sums.end(), [n](const PendingSum& p) { return p.next == n; });
+        if (pending != sums.end()) {  // a second edge of this node into n (x * x)
+          pending->terms.push_back(std::move(grads[i]));
+          --task->dependencies[n];  // not to 0: the pending sum still holds one
+          continue;
+        }
         Tensor& buffer = task->buffers[n];
-        buffer = buffer.defined() ? buffer + grads[i] : std::move(grads[i]);
+        if (buffer.defined()) {
+          sums.push_back(PendingSum{n, {}});
+          sums.back().terms.push_back(std::move(buffer));
+          sums.back().terms.push_back(std::move(grads[i]));
+          buffer = Tensor();
+          continue;  // its dependency is counted down once the sum is stored
+        }
+        buffer = std::move(grads[i]);
       }
       if (--task->dependencies[n] == 0) schedule(task, n);
     }
-    grads.clear();  // nothing of this node's outlives the decrement below
-    if (--task->outstanding == 0) {
-      task->finished.store(true, std::memory_order_release);
-      owner = task->owner_executor;
-      task->cv.notify_all();
+    if (sums.empty()) finish();
+  }
+  if (!sums.empty()) {
+    std::exception_ptr error;
+    std::vector<Tensor> summed(sums.size());
+    for (size_t k = 0; k < sums.size(); ++k) {
+      try {
+        Tensor sum = sums[k].terms[0];
+        for (size_t t = 1; t < sums[k].terms.size(); ++t) sum = sum + sums[k].terms[t];
+        summed[k] = std::move(sum);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+      sums[k].terms.clear();
     }
+    std::lock_guard<std::mutex> l(task->mutex);
+    if (error && !task->error) task->error = error;
+    for (size_t k = 0; k < sums.size(); ++k) {
+      Node* n = sums[k].next;
+      Tensor& buffer = task->buffers[n];
+      if (summed[k].defined()) {
+        if (buffer.defined()) {  // another thread delivered meanwhile (more than two devices)
+          try {
+            buffer = buffer + summed[k];
+          } catch (...) {
+            if (!task->error) task->error = std::current_exception();
+          }
+        } else {
+          buffer = std::move(summed[k]);
+        }
+      }
+      if (--task->dependencies[n] == 0) schedule(task, n);
+    }
+    sums.clear();
+    finish();
   }
   if (owner) owner->wake();  // the task may be gone; the executor lives for the process
 }

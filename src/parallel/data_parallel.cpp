@@ -2,7 +2,8 @@
 // (batch_norm_sync.cpp has the batch-norm rules: Notes [Replica buffers] and [Sync batch norm]).
 //
 // Imbalance: before a forward on several replicas, until it has warned once, the wrapper compares
-// the devices in use (describe_imbalance, Note [Device properties]); devices whose core shares
+// the devices in use (describe_imbalance, Note [Device properties]) whenever they or the device
+// count differ from the last comparison's; devices whose core shares
 // differ by more than 25% get one warning on stderr per wrapper, naming each device and its cores,
 // since every step then waits for the slowest replica.
 #include "cohort/parallel/data_parallel.h"
@@ -26,6 +27,8 @@ struct DataParallelCore::State {
   std::vector<std::vector<uint32_t>> buffer_versions;  // per replica, as of before_forward
   SyncStats empty;
   bool warned_imbalance = false;
+  std::vector<size_t> balanced_which;  // the replicas last compared without a warning, and the
+  int balanced_count = 0;              // device count then
 };
 
 DataParallelCore::DataParallelCore(std::shared_ptr<nn::Module> master, std::vector<Device> devices,
@@ -88,7 +91,12 @@ void DataParallelCore::set_replicas(std::vector<std::shared_ptr<nn::Module>> rep
 }
 
 void DataParallelCore::before_forward(const std::vector<size_t>& which) {
-  if (!state_->warned_imbalance && which.size() > 1) {
+  // The comparison reads the affinity mask and the memory size (system calls): once per set of
+  // devices and device count, not at every step.
+  if (!state_->warned_imbalance && which.size() > 1 &&
+      (which != state_->balanced_which || device_count() != state_->balanced_count)) {
+    state_->balanced_which = which;
+    state_->balanced_count = device_count();
     std::vector<Device> used;
     for (size_t r : which) used.push_back(state_->devices[r]);
     std::string imbalance = describe_imbalance(used);
@@ -97,19 +105,27 @@ void DataParallelCore::before_forward(const std::vector<size_t>& which) {
       std::cerr << "cohort: warning: DataParallel: " << imbalance << "\n";
     }
   }
-  state_->sync->synchronize(which);
   for (auto& sync : state_->sync_bn) sync->reset(state_->sync->replicas().size(), which);
   for (auto& layer : state_->bn_layers) {
     for (auto& s : layer.stats) s->filled = false;
-    layer.versions.clear();
-    for (auto& r : layer.replicas) {
-      BnView v = bn_view(*r);
-      layer.versions.push_back(v.num_batches_tracked->defined() ? v.num_batches_tracked->_version() : 0);
-    }
+    layer.versions.assign(layer.replicas.size(), 0);
   }
   state_->buffer_versions.assign(state_->sync->replicas().size(), {});
-  for (size_t r : which)
-    for (const Tensor& b : state_->sync->replicas()[r]->buffers()) state_->buffer_versions[r].push_back(b._version());
+  // The first replica here, the others on their threads (prepare_replica), so that the copies into
+  // replicas on other devices overlap the first replica's forward instead of preceding it. The first
+  // one links every master parameter and so makes their gradient accumulators before any other
+  // thread looks for them (ReplicaSync::synchronize).
+  prepare_replica(which[0]);
+}
+
+void DataParallelCore::prepare_replica(size_t r) {
+  state_->sync->synchronize({r});
+  // Versions as of after the copy, which may have written the replica's buffers.
+  for (auto& layer : state_->bn_layers) {
+    BnView v = bn_view(*layer.replicas[r]);
+    layer.versions[r] = v.num_batches_tracked->defined() ? v.num_batches_tracked->_version() : 0;
+  }
+  for (const Tensor& b : state_->sync->replicas()[r]->buffers()) state_->buffer_versions[r].push_back(b._version());
 }
 
 void DataParallelCore::after_forward(const std::vector<size_t>& which, const Plan& plan) {

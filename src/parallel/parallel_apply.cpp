@@ -91,7 +91,7 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
   for (size_t r = 0; r < jobs.size(); ++r) {
     if (!errors[r]) continue;
     ++failed;
-    os << "\n  replica " << r << " on " << jobs[r].device << " (inputs " << jobs[r].inputs
+    os << "\n  replica " << r << " on " << jobs[r].device << " (inputs " << (jobs[r].inputs ? jobs[r].inputs() : "?")
        << "): " << message_of(errors[r]);
   }
   COHORT_CHECK(failed == 0, op, ": ", failed, " of ", jobs.size(), " replicas failed:", os.str());

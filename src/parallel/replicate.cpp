@@ -9,7 +9,9 @@
 //    load_state_dict, batch-norm running statistics), so equal quadruples mean equal values and the
 //    copy is skipped; anything else copies (a dtype or shape change re-points the replica tensor).
 //    Between steps of plain training the parameters change once (optimizer.step) and are copied
-//    once; several forwards without a step copy nothing.
+//    once; several forwards without a step copy nothing. DataParallel synchronizes each replica
+//    off the master's device on that device's thread, at the start of its forward job, so the copy
+//    overlaps the first replica's forward instead of delaying every replica.
 //  - The replica on the master's device shares the master's parameter memory (no copy at all); its
 //    buffers are its own, so a replica's batch-norm update never lands in the master by accident
 //    (DataParallel merges them on purpose: Note [Replica buffers] in batch_norm_sync.cpp).
@@ -28,6 +30,8 @@
 //    the wrapped module itself are not copied: they run once, around the whole data-parallel call.
 //    A hook that records into shared state must lock it; the replicas run at the same time.
 #include "cohort/parallel/replicate.h"
+
+#include <mutex>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
@@ -116,6 +120,7 @@ struct ReplicaSync::State {
   std::vector<std::shared_ptr<nn::Module>> replicas;
   std::vector<std::vector<TensorPair>> tensors;  // per replica
   std::vector<std::vector<ModulePair>> modules;   // per replica
+  std::mutex stats_mutex;  // synchronize may run for different replicas on their own threads
   SyncStats stats;
 };
 
@@ -150,6 +155,7 @@ ReplicaSync& ReplicaSync::operator=(ReplicaSync&&) noexcept = default;
 
 void ReplicaSync::synchronize(const std::vector<size_t>& which) {
   const bool grad_mode = GradMode::is_enabled();
+  SyncStats copied;
   for (size_t r : which) {
     COHORT_CHECK(r < state_->replicas.size(), "ReplicaSync::synchronize: no replica ", r, " (there are ",
                  state_->replicas.size(), ")");
@@ -174,8 +180,8 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
           } else {
             p.copy_(m);
           }
-          (t.is_parameter ? state_->stats.parameters_copied : state_->stats.buffers_copied) += 1;
-          state_->stats.bytes_copied += static_cast<int64_t>(p.nbytes());
+          (t.is_parameter ? copied.parameters_copied : copied.buffers_copied) += 1;
+          copied.bytes_copied += static_cast<int64_t>(p.nbytes());
           t.seen = seen_now(m, p);
         }
       }
@@ -184,6 +190,10 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
       if (grad_mode && (t.is_parameter || m.requires_grad())) broadcast_link_(p, m);
     }
   }
+  std::lock_guard<std::mutex> l(state_->stats_mutex);
+  state_->stats.parameters_copied += copied.parameters_copied;
+  state_->stats.buffers_copied += copied.buffers_copied;
+  state_->stats.bytes_copied += copied.bytes_copied;
 }
 
 const SyncStats& ReplicaSync::stats() const { return state_->stats; }

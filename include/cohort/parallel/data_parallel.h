@@ -86,7 +86,11 @@ class DataParallelCore {
   std::vector<size_t> indices(const Plan& plan) const;
   void set_replicas(std::vector<std::shared_ptr<nn::Module>> replicas);
   bool has_replicas() const;
+  // On the calling thread before the replicas run; prepares the first replica of `which`.
   void before_forward(const std::vector<size_t>& which);
+  // The other replicas, each on its own device's thread before its forward: copies the master's
+  // changed values into replica r and links its parameters (Note [Replica synchronisation]).
+  void prepare_replica(size_t r);
   void after_forward(const std::vector<size_t>& which, const Plan& plan);
   // Replica r's forward returned or threw: replicas waiting for it in a sync batch norm stop waiting.
   void replica_ended(size_t r, bool threw);
@@ -180,6 +184,7 @@ class DataParallel : public Module {
           std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.get() == &m; }) - used.begin());
       const size_t r = which[i];
       try {
+        if (i > 0) core_.prepare_replica(r);
         nn::utils::rnn::detail::PadRecorder recorder;
         auto out = call(m, a...);
         padded[i] = recorder.take();

@@ -39,7 +39,7 @@ namespace detail {
 
 struct ReplicaJob {
   Device device;
-  std::string inputs;  // the input shapes, for the error message
+  std::function<std::string()> inputs;  // the input shapes, for an error message (made only then)
   std::function<void()> run;
   std::optional<BatchSlice> slice;  // the replica's samples, when a plan says them
 };
@@ -93,7 +93,7 @@ auto apply_jobs(const std::vector<std::shared_ptr<M>>& replicas, const std::vect
   std::vector<std::optional<Out>> slots(replicas.size());
   std::vector<ReplicaJob> jobs;
   for (size_t r = 0; r < replicas.size(); ++r) {
-    jobs.push_back({devices[r], describe_arguments(inputs[r]), [&, r] {
+    jobs.push_back({devices[r], [&inputs, r] { return describe_arguments(inputs[r]); }, [&, r] {
                       slots[r].emplace(call_replica(fn, *replicas[r], inputs[r]));
                     }, std::nullopt});
     if (plan) jobs.back().slice = BatchSlice{plan->dim, plan->offsets[r], plan->chunk_sizes[r], plan->batch};

@@ -56,6 +56,10 @@ class ReplicaSync {
   // changed on either side since the last copy, follows the master's train/eval mode, and, under
   // grad mode, makes each replica parameter a differentiable copy of its master (gradients sum
   // into master.grad). A replica on the master's device shares the master's parameter memory.
+  // Calls for different replicas may run at the same time on different threads (each replica on its
+  // device's thread, copying its own parameters), once one call has linked every master parameter
+  // in this grad mode and while nothing writes the master: the first link makes a master's gradient
+  // accumulator, later ones only find it.
   void synchronize(const std::vector<size_t>& which);
   const SyncStats& stats() const;
   const std::vector<std::shared_ptr<nn::Module>>& replicas() const;
