@@ -128,7 +128,12 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     const std::string text = data::read_text_corpus(path);
     const data::CharVocab vocab(text);
     const size_t cut = text.size() - text.size() / 10;
-    if (with_train) d.train = std::make_shared<data::CharSequences>(std::string_view(text).substr(0, cut), vocab, config.seq_len);
+    const std::string_view train_text = std::string_view(text).substr(0, cut);
+    d.carry_state = config.model == "char-lstm";
+    if (with_train && d.carry_state)
+      d.train = std::make_shared<data::CharStreams>(train_text, vocab, config.seq_len, config.batch_size);
+    else if (with_train)
+      d.train = std::make_shared<data::CharSequences>(train_text, vocab, config.seq_len);
     d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
     d.train_transform = d.test_transform = [](const Tensor& x, Generator&) { return x; };
     d.image_size = config.seq_len;

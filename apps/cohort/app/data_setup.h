@@ -21,6 +21,10 @@ struct DataSetup {
   std::vector<std::string> features;       // a table's feature columns, in the model's input order
   bool text = false;                       // character windows for a language model (classes: the characters)
   std::string prompt;                      // text: the start of the validation text, to continue in samples
+  // text with char-lstm: the training set is data::CharStreams of --batch-size streams, read in
+  // order, and the trainer carries the LSTM's state from each batch to the next (Note [Carried
+  // state] in trainer.cpp).
+  bool carry_state = false;
   std::string source;  // where the data came from, for the log
 };
 
