@@ -217,11 +217,14 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
   const DataSetup data = load_data(config, /*with_train=*/false, "cohort eval");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
-  data::DataLoader loader(data.test,
-                          data::DataLoaderOptions().batch_size(batch_size).transform(data.test_transform).seed(0));
+  // A carried-state model reads its validation streams a batch of every stream at a time.
+  data::DataLoader loader(data.test, data::DataLoaderOptions()
+                                         .batch_size(data.test_batch > 0 ? data.test_batch : batch_size)
+                                         .transform(data.test_transform)
+                                         .seed(0));
   std::cout << "cohort eval: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
             << config.dataset << " test set)\n";
-  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()));
+  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()), data.carry_state);
   print_eval(std::cout, result, data.classes);
   if (!json_out.empty()) write_eval_json(json_out, result, data.classes);
   return 0;

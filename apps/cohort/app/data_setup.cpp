@@ -1,6 +1,7 @@
 // Dataset selection for the trainer: readers, normalisation constants and augmentation.
 #include "app/data_setup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -134,7 +135,15 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
       d.train = std::make_shared<data::CharStreams>(train_text, vocab, config.seq_len, config.batch_size);
     else if (with_train)
       d.train = std::make_shared<data::CharSequences>(train_text, vocab, config.seq_len);
-    d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
+    if (d.carry_state) {
+      // Fewer streams for a validation text too short to give each one a window.
+      const auto val_len = static_cast<int64_t>(text.size() - cut);
+      d.test_batch = std::clamp<int64_t>((val_len - 1) / std::max<int64_t>(config.seq_len, 1), 1, kValidationStreams);
+      d.test = std::make_shared<data::CharStreams>(std::string_view(text).substr(cut), vocab, config.seq_len,
+                                                   d.test_batch);
+    } else {
+      d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
+    }
     d.train_transform = d.test_transform = [](const Tensor& x, Generator&) { return x; };
     d.image_size = config.seq_len;
     d.images = false;

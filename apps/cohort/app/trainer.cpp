@@ -47,8 +47,9 @@
 // hands each replica the states of its rows and gathers them back in order; with W processes rank r
 // holds the rows of streams r, r + W, ... (an in-order DistributedSampler). It is part of the
 // progress, so a checkpoint taken mid-epoch holds it (every stream's row, gathered from the
-// processes) and a resumed run continues from the same state. The validation still reads
-// independent windows, each from a zero state. The char-transformer keeps independent windows.
+// processes) and a resumed run continues from the same state. The validation text is read the same
+// way, as kValidationStreams streams with the state carried (evaluate). The char-transformer keeps
+// independent windows.
 #include "app/trainer.h"
 
 #include <algorithm>
@@ -277,7 +278,7 @@ void write_final_outputs(TrainingRun& run, const EvalResult& test) {
 // test accuracy.
 double end_epoch(TrainingRun& run, int64_t epoch) {
   TrainProgress& p = run.progress;
-  const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes());
+  const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
   report_epoch(run, epoch, test);
 
   if (!run.schedule.per_step && run.schedule.scheduler) run.schedule.scheduler->step();
@@ -351,7 +352,7 @@ double run_epochs(TrainingRun& run) {
   // A run killed after its last checkpoint but before the outputs above: resumed, it has no epoch
   // left to train, so it evaluates the restored model and writes them now.
   if (nothing_to_train && run.ranks.leader()) {
-    const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes());
+    const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
     test_accuracy = test.accuracy;
     write_final_outputs(run, test);
     write_report(run.out.string());

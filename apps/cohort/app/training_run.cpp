@@ -181,7 +181,8 @@ data::DataLoader make_train_loader(const TrainConfig& config, const DataSetup& d
 
 data::DataLoader make_test_loader(const TrainConfig& config, const DataSetup& data) {
   return data::DataLoader(data.test, data::DataLoaderOptions()
-                                         .batch_size(std::max<int64_t>(config.batch_size, 256))
+                                         .batch_size(data.test_batch > 0 ? data.test_batch
+                                                                         : std::max<int64_t>(config.batch_size, 256))
                                          .num_workers(config.workers)
                                          .seed(config.seed + 2)
                                          .transform(data.test_transform));
