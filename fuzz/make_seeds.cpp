@@ -157,11 +157,16 @@ int main(int argc, char** argv) {
 
   app::TrainProgress progress;
   progress.step = 12, progress.loader = {1, 4}, progress.loss_sum = 3.25, progress.correct = 40, progress.seen = 64;
+  app::DataSpec images;
+  images.classes = {"a", "b"}, images.mean = {0.5}, images.std = {0.25};
+  app::DataSpec table;  // a table whose class names include bytes that are not UTF-8
+  table.kind = app::DataKind::kTable, table.classes = {"low", "h\xe9gh"}, table.channels = 2, table.image_size = 1;
+  table.mean = {0.5, -1}, table.std = {2, 0.25}, table.features = {"x", "y"};
   for (const optim::LRScheduler* scheduler : {static_cast<const optim::LRScheduler*>(run.scheduler.get()),
                                               static_cast<const optim::LRScheduler*>(nullptr)}) {
     fs::remove_all(tmp / "run");
-    const fs::path file = app::save_run_checkpoint(tmp / "run", "seed-run", config, progress, *run.model, *run.optimizer,
-                                                   scheduler);
+    const fs::path file = app::save_run_checkpoint(tmp / "run", "seed-run", config, scheduler ? images : table,
+                                                   progress, *run.model, *run.optimizer, scheduler);
     put("run_checkpoint", text(io::load_safetensors_metadata(file).at("cohort.run")));
   }
   // The decoder fixtures (tests/fixtures/generate_images.py): every kind of JPEG and PNG read_image handles.

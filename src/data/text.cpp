@@ -106,6 +106,8 @@ CharStreams::CharStreams(std::string_view text, const CharVocab& vocab, int64_t 
     : ids_(vocab.encode(text)), seq_len_(seq_len), streams_(streams), classes_(vocab.characters()) {
   COHORT_CHECK(seq_len >= 1, "CharStreams: seq_len must be at least 1, got ", seq_len);
   COHORT_CHECK(streams >= 1, "CharStreams: streams must be at least 1, got ", streams);
+  COHORT_CHECK(ids_.numel() > seq_len, "CharStreams: a window needs seq_len + 1 = ", seq_len + 1,
+               " characters, the text has ", ids_.numel());
   stream_len_ = (ids_.numel() - 1) / streams;
   windows_ = stream_len_ / seq_len;
   COHORT_CHECK(windows_ >= 1, "CharStreams: ", streams, " streams of a text of ", ids_.numel(), " characters have ",

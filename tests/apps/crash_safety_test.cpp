@@ -139,8 +139,7 @@ int64_t check_newest_loads(const fs::path& run) {
   const std::string rng = cohort::default_generator().get_state();
   cohort::app::Checkpoint c = cohort::app::read_checkpoint(run);
   EXPECT_EQ(c.path, all.back());
-  const cohort::app::DataSetup data = cohort::app::load_data(c.config);
-  auto model = cohort::app::create_model(c.config.model, data);
+  auto model = cohort::app::create_model(c.config.model, *c.data);
   auto optimizer = cohort::app::make_optimizer(c.config, model->parameters());
   cohort::app::restore_checkpoint(c, *model, optimizer.get(), nullptr);
   cohort::default_generator().set_state(rng);

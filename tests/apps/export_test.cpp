@@ -60,8 +60,7 @@ TEST_F(Export, WritesTheCheckpointsModel) {
 
   // The same model in cohort, from the same checkpoint, against OpenCV's run of the file.
   const app::Checkpoint checkpoint = app::read_checkpoint(*run_, /*talk=*/false);
-  const app::DataSetup data = app::load_data(checkpoint.config, /*with_train=*/false);
-  auto model = app::create_model(checkpoint.config.model, data);
+  auto model = app::create_model(checkpoint.config.model, *checkpoint.data);
   app::restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();
   Tensor x = randn({5, 1, 28, 28});

@@ -23,6 +23,14 @@ using ::testing::HasSubstr;
 
 namespace {
 
+// The data description of the small image models these tests save.
+app::DataSpec grey_images() {
+  app::DataSpec spec;
+  spec.classes = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+  spec.image_size = 8, spec.mean = {0.5}, spec.std = {0.25};
+  return spec;
+}
+
 nlohmann::json good_config() { return app::to_json(app::TrainConfig()); }
 
 // A trainer checkpoint whose "cohort.run" metadata is `edit` applied to a real one.
@@ -33,7 +41,7 @@ struct EditedCheckpoint {
 
   fs::path write(const std::function<void(nlohmann::json&)>& edit) {
     fs::remove_all(dir);
-    const fs::path path = app::save_run_checkpoint(dir, "fuzz-run", app::TrainConfig(), {}, *model, optimizer, nullptr);
+    const fs::path path = app::save_run_checkpoint(dir, "fuzz-run", app::TrainConfig(), grey_images(), {}, *model, optimizer, nullptr);
     nlohmann::json run = nlohmann::json::parse(io::load_safetensors_metadata(path).at("cohort.run"));
     edit(run);
     io::save_checkpoint(path, *model, &optimizer, {{"cohort.run", run.dump()}});

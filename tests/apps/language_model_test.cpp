@@ -70,6 +70,12 @@ TEST(LanguageModel, TrainsOnTextAndGenerates) {
   EXPECT_EQ(a.str(), b.str());
   EXPECT_TRUE(a.str().starts_with("the dog ate the log.")) << a.str();
 
+  // The vocabulary is in the checkpoint: generating needs no corpus.
+  fs::remove_all(dir / "corpus");
+  std::ostringstream without_corpus;
+  app::run_generate(o, without_corpus);
+  EXPECT_EQ(without_corpus.str(), a.str());
+
   o.prompt = "the Q";
   EXPECT_THAT(error_of([&] { app::run_generate(o, a); }), HasSubstr("'Q' (position 4) is not one of the"));
   fs::remove_all(dir);

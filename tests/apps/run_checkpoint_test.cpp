@@ -31,6 +31,14 @@ using ::testing::Not;
 
 namespace {
 
+// The data description of the small image models these tests save.
+app::DataSpec grey_images() {
+  app::DataSpec spec;
+  spec.classes = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+  spec.image_size = 8, spec.mean = {0.5}, spec.std = {0.25};
+  return spec;
+}
+
 struct ScratchRun {
   fs::path dir;
   app::TrainConfig config;
@@ -47,7 +55,7 @@ struct ScratchRun {
     p.step = step;
     p.loader = {step / 10, step % 10};
     p.loss_sum = 0.1 * static_cast<double>(step);
-    return app::save_run_checkpoint(dir, "test-run", config, p, *model, optimizer, nullptr);
+    return app::save_run_checkpoint(dir, "test-run", config, grey_images(), p, *model, optimizer, nullptr);
   }
 };
 

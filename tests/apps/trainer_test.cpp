@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -197,6 +198,13 @@ TEST(Trainer, InfoNamesTheBuildAndTheIsa) {
   EXPECT_THAT(printed, HasSubstr("oneDNN:   "));
   EXPECT_THAT(printed, HasSubstr("ISA in use: "));
   EXPECT_THAT(printed, HasSubstr("devices:  "));
+  // Whether bfloat16 has instructions of its own here, as /proc/cpuinfo's flags say.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string flags{std::istreambuf_iterator<char>(cpuinfo), std::istreambuf_iterator<char>()};
+  const bool amx = flags.find(" amx_bf16") != std::string::npos, dot = flags.find(" avx512_bf16") != std::string::npos;
+  EXPECT_THAT(printed, HasSubstr(amx   ? "bfloat16: native (AMX tiles)"
+                                 : dot ? "bfloat16: native (AVX512_BF16)"
+                                       : "bfloat16: no native instructions"));
 }
 
 TEST(Trainer, TwoDevicesGiveTheMetricsOfOne) {

@@ -215,18 +215,22 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
   if (!data_dir.empty()) config.data_dir = absolute_dir(data_dir);
   set_num_threads(threads > 0 ? threads : core_count());
   const DataSetup data = load_data(config, /*with_train=*/false, "cohort eval");
-  auto model = create_model(config.model, data);
+  // The model's own normalisation and classes, not ones derived again from the data given now.
+  const DataSpec spec = checkpoint.data ? *checkpoint.data : data.spec;
+  COHORT_CHECK(data.spec.classes == spec.classes, "cohort eval: the test set in ", escape_text(data.source), " has ",
+               data.spec.classes.size(), " classes, not the ", spec.classes.size(), " the model was trained on");
+  auto model = create_model(config.model, spec);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   // A carried-state model reads its validation streams a batch of every stream at a time.
   data::DataLoader loader(data.test, data::DataLoaderOptions()
                                          .batch_size(data.test_batch > 0 ? data.test_batch : batch_size)
-                                         .transform(data.test_transform)
+                                         .transform(inference_transform(spec))
                                          .seed(0));
   std::cout << "cohort eval: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
             << config.dataset << " test set)\n";
-  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(data.classes.size()), data.carry_state);
-  print_eval(std::cout, result, data.classes);
-  if (!json_out.empty()) write_eval_json(json_out, result, data.classes);
+  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(spec.classes.size()), data.carry_state);
+  print_eval(std::cout, result, spec.classes);
+  if (!json_out.empty()) write_eval_json(json_out, result, spec.classes);
   return 0;
 }
 
@@ -238,6 +242,10 @@ int run_info() {
             << "oneDNN:   " << backend.onednn_version << " (ISA in use: " << backend.cpu_isa << "; Winograd 3x3: "
             << backend.winograd << "'s kernels)\n"
             << "OpenMP:   " << backend.openmp << "\n"
+            << "bfloat16: "
+            << (backend.bfloat16 == "none" ? "no native instructions (bfloat16 computes through float32: slower)"
+                                           : "native (" + backend.bfloat16 + ")")
+            << "\n"
             << "cores:    " << core_count() << "\n"
             << "threads:  " << get_num_threads() << " intra-op\n"
             << "devices:  " << device_count() << " (cpu:0 … cpu:" << device_count() - 1

@@ -30,11 +30,6 @@ std::string default_data_dir(const std::string& dataset) {
 
 namespace {
 
-// Per-channel mean and std of each training set, so inputs are roughly zero-mean, unit-variance.
-data::Transform normalized(std::vector<double> mean, std::vector<double> std) {
-  return tf::Compose({tf::ToTensor(), tf::Normalize(std::move(mean), std::move(std))});
-}
-
 void check_dir(const std::string& command, const std::string& dir, const std::string& dataset,
                const std::string& hint) {
   std::error_code ec;
@@ -43,14 +38,16 @@ void check_dir(const std::string& command, const std::string& dir, const std::st
                std::filesystem::exists(status) ? " is not a directory" : " does not exist", "; hint: ", hint);
 }
 
-// A table's rows standardised with the training rows' per-column mean and std (a constant column
-// keeps std 1), shaped [F, 1, 1]: the zoo's models take [N, C, H, W] and the MLP flattens it.
-data::Transform standardized(const data::Subset& train, const data::CsvDataset& table) {
+// A table's per-column mean and std over the training rows (a constant column keeps std 1).
+void set_table_statistics(DataSpec& spec, const data::Subset& train, const data::CsvDataset& table) {
   Tensor rows = index_select(table.features(), 0, tensor(train.indices()));
   Tensor mean = rows.mean(0);
   Tensor std = rows.std({0}, /*unbiased=*/false);
   std = where(std > 0, std, 1.0);
-  return [mean, std](const Tensor& x, Generator&) { return ((x - mean) / std).view({-1, 1, 1}); };
+  for (int64_t f = 0; f < mean.size(0); ++f) {
+    spec.mean.push_back(mean[f].item<float>());
+    spec.std.push_back(std[f].item<float>());
+  }
 }
 
 }  // namespace
@@ -68,11 +65,11 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     check_dir(command, dir, "Fashion-MNIST",
               "apt-get install dataset-fashion-mnist, or pass --data-dir with the IDX files");
     both([&](bool train) { return std::make_shared<data::FashionMNIST>(dir, train); });
-    d.train_transform = d.test_transform = normalized({0.2860}, {0.3530});
+    d.spec.mean = {0.2860}, d.spec.std = {0.3530};
   } else if (config.dataset == "mnist") {
     check_dir(command, dir, "MNIST", "pass --data-dir with train-images-idx3-ubyte(.gz) and the other three IDX files");
     both([&](bool train) { return std::make_shared<data::MNIST>(dir, train); });
-    d.train_transform = d.test_transform = normalized({0.1307}, {0.3081});
+    d.spec.mean = {0.1307}, d.spec.std = {0.3081};
   } else if (config.dataset == "cifar10") {
     check_dir(command, dir, "CIFAR-10",
               "pass --data-dir with data_batch_1.bin … data_batch_5.bin and test_batch.bin (the 'binary version' "
@@ -82,9 +79,9 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     // The usual CIFAR augmentation: 4-pixel padded random crops and horizontal flips.
     d.train_transform = tf::Compose({tf::ToTensor(), tf::RandomCrop(32, 4), tf::RandomHorizontalFlip(),
                                      tf::Normalize(mean, std)});
-    d.test_transform = normalized(mean, std);
-    d.channels = 3;
-    d.image_size = 32;
+    d.spec.mean = mean, d.spec.std = std;
+    d.spec.channels = 3;
+    d.spec.image_size = 32;
   } else if (config.dataset == "folder") {
     check_dir(command, dir, "image folder", "pass --dataset folder:DIR with DIR/<class>/<image>.jpg|png");
     // Decoded at (at least) twice the size asked for: big photos cost little (DCT-domain scaling).
@@ -108,20 +105,20 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     const std::vector<double> mean{0.485, 0.456, 0.406}, std{0.229, 0.224, 0.225};  // ImageNet's, as torchvision
     d.train_transform = tf::Compose({tf::Resize({size, size}), tf::RandomHorizontalFlip(), tf::ToTensor(),
                                      tf::Normalize(mean, std)});
-    d.test_transform = tf::Compose({tf::Resize({size, size}), tf::ToTensor(), tf::Normalize(mean, std)});
-    d.channels = 3;
-    d.image_size = size;
+    d.spec.mean = mean, d.spec.std = std;
+    d.spec.channels = 3;
+    d.spec.image_size = size;
   } else if (config.dataset == "csv") {
     const std::string& file = dir;
     auto table = std::make_shared<data::CsvDataset>(file, data::CsvOptions(config.target));
     auto [train, held_out] = data::random_split(table, config.val_split > 0 ? config.val_split : 0.2, config.seed);
-    d.train_transform = d.test_transform = standardized(*train, *table);
     if (with_train) d.train = train;
     d.test = held_out;
-    d.channels = static_cast<int64_t>(table->feature_names().size());
-    d.image_size = 1;
-    d.images = false;
-    d.features = table->feature_names();
+    d.spec.kind = DataKind::kTable;
+    d.spec.channels = static_cast<int64_t>(table->feature_names().size());
+    d.spec.image_size = 1;
+    d.spec.features = table->feature_names();
+    set_table_statistics(d.spec, *train, *table);
     d.source = file;
   } else if (config.dataset == "text") {
     // The last tenth of the text is the validation set: held out whole, so no window of it was seen.
@@ -144,19 +141,21 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     } else {
       d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
     }
-    d.train_transform = d.test_transform = [](const Tensor& x, Generator&) { return x; };
-    d.image_size = config.seq_len;
-    d.images = false;
-    d.text = true;
+    d.spec.kind = DataKind::kText;
+    d.spec.image_size = config.seq_len;
     d.prompt = text.substr(cut, 16);
     d.source = path;
   } else {
     d.source = "generated (seed " + std::to_string(config.seed) + ")";
     if (with_train) d.train = std::make_shared<SyntheticImages>(4096, config.seed);
     d.test = std::make_shared<SyntheticImages>(1024, config.seed + 1);
-    d.train_transform = d.test_transform = normalized({0.5}, {0.25});
+    d.spec.mean = {0.5}, d.spec.std = {0.25};
   }
-  d.classes = d.test->classes();
+  d.spec.classes = d.test->classes();
+  // Augmentation (CIFAR's crops and flips, a folder's flips) was set above; the rest train on what
+  // they are tested on.
+  d.test_transform = inference_transform(d.spec);
+  if (!d.train_transform) d.train_transform = d.test_transform;
   if (config.limit > 0) {
     if (d.train) d.train = std::make_shared<Prefix>(d.train, std::min(config.limit, d.train->size()));
     d.test = std::make_shared<Prefix>(d.test, std::min(config.limit, d.test->size()));
@@ -164,7 +163,12 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
   return d;
 }
 
-std::shared_ptr<models::Model> create_model(const std::string& name, const DataSetup& data) {
+DataSpec stored_or_loaded_spec(const std::optional<DataSpec>& stored, const TrainConfig& config,
+                               const std::string& command) {
+  return stored ? *stored : load_data(config, /*with_train=*/false, command).spec;
+}
+
+std::shared_ptr<models::Model> create_model(const std::string& name, const DataSpec& data) {
   return models::create(name, models::ModelOptions()
                                   .in_channels(data.channels)
                                   .num_classes(static_cast<int64_t>(data.classes.size()))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "cohort/models/model.h"
 
 #include "app/config.h"
+#include "app/data_spec.h"
 
 namespace cohort::app {
 
@@ -19,12 +21,8 @@ inline constexpr int64_t kValidationStreams = 64;
 struct DataSetup {
   std::shared_ptr<const data::IndexedDataset> train, test;  // train is null when only the test split was asked for
   data::Transform train_transform, test_transform;
-  std::vector<std::string> classes;
-  int64_t channels = 1, image_size = 28;  // a table: channels = its features, image_size 1
-  bool images = true;                      // false for a table: no picture of the predictions
-  std::vector<std::string> features;       // a table's feature columns, in the model's input order
-  bool text = false;                       // character windows for a language model (classes: the characters)
-  std::string prompt;                      // text: the start of the validation text, to continue in samples
+  DataSpec spec;       // what the model is shaped for; checkpoints carry it
+  std::string prompt;  // text: the start of the validation text, to continue in samples
   // text with char-lstm: the training set is data::CharStreams of --batch-size streams and the
   // validation set of kValidationStreams, both read in order, and the LSTM's state is carried from
   // each batch to the next (Note [Carried state] in trainer.cpp).
@@ -39,13 +37,18 @@ struct DataSetup {
 std::string default_data_dir(const std::string& dataset);
 
 // The model `name` shaped for the data: its channels, image size and number of classes.
-std::shared_ptr<models::Model> create_model(const std::string& name, const DataSetup& data);
+std::shared_ptr<models::Model> create_model(const std::string& name, const DataSpec& data);
 
 // Loads the train (unless !with_train: `cohort eval` needs only the test set, and reading the train
 // set would cost most of the time) and test sets of config.dataset, honouring config.limit. Throws a
 // cohort::Error starting with `command` and naming the directory and how to get the data when it is
 // missing.
 DataSetup load_data(const TrainConfig& config, bool with_train = true, const std::string& command = "cohort train");
+
+// `stored` (a checkpoint's data description) or, for a checkpoint of an older cohort without one, the
+// description of config's dataset, read from its directory (errors start with `command`).
+DataSpec stored_or_loaded_spec(const std::optional<DataSpec>& stored, const TrainConfig& config,
+                               const std::string& command);
 
 // A learnable stand-in for a real dataset: 10 classes of 28x28 grey images, each a class-specific
 // pattern plus noise, generated from (seed, index) so it needs no files. For tests and demos.

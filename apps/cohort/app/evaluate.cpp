@@ -1,5 +1,6 @@
 // Evaluation over a DataLoader, and its printed and JSON forms.
 #include "app/evaluate.h"
+#include "app/json_text.h"
 
 #include "cohort/models/char_lstm.h"
 #include "cohort/ops/creation.h"
@@ -91,7 +92,7 @@ nlohmann::json to_json(const EvalResult& r, const std::vector<std::string>& clas
 void write_eval_json(const std::filesystem::path& path, const EvalResult& result,
                      const std::vector<std::string>& classes) {
   // A language model's classes are bytes, not all UTF-8 on their own: JSON gets U+FFFD for those.
-  io::write_file(path, to_json(result, classes).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  io::write_file(path, json_text(to_json(result, classes), 2) + "\n");
 }
 
 void print_eval(std::ostream& out, const EvalResult& r, const std::vector<std::string>& classes) {

@@ -5,7 +5,6 @@
 #include <ostream>
 
 #include "cohort/core/error.h"
-#include "cohort/data/dataloader.h"
 #include "cohort/io/onnx.h"
 
 #include "app/data_setup.h"
@@ -19,13 +18,12 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   Checkpoint checkpoint = read_checkpoint(options.checkpoint);
   TrainConfig config = checkpoint.config;
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
-  const DataSetup data = load_data(config, /*with_train=*/false, "cohort export");
+  const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();
-  // Two test images, as the model sees them in `cohort eval`: the trace follows a real input's path.
-  data::DataLoader loader(data.test, data::DataLoaderOptions().batch_size(2).transform(data.test_transform).seed(0));
-  const Tensor example = (*loader.begin()).data;
+  // The zoo's forward passes take no branch on values, so any input of the right shape traces them.
+  const Tensor example = example_input(data, 2);
   io::export_onnx(model, example, options.onnx, io::OnnxExportOptions().opset(options.opset));
   const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
   out << "cohort export: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
@@ -33,7 +31,7 @@ void run_export(const ExportOptions& options, std::ostream& out) {
       << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
       << " initializers; input \"input\" [N";
   for (size_t d = 1; d < static_cast<size_t>(example.dim()); ++d) out << ", " << example.size(static_cast<int64_t>(d));
-  out << "] float32, output \"output\" [N, " << data.classes.size() << "] logits\n";
+  out << "] " << example.dtype() << ", output \"output\" [N, " << data.classes.size() << "] logits\n";
 }
 
 }  // namespace cohort::app

@@ -57,7 +57,7 @@ int run_generate(const GenerateOptions& o, std::ostream& out) {
   COHORT_CHECK(config.dataset == "text", "cohort generate: ", escape_text(checkpoint.path.string()),
                " is a ", config.model, " trained on ", config.dataset,
                ", not a language model; hint: train one with --model char-lstm --dataset text:FILE");
-  const DataSetup data = load_data(config, /*with_train=*/false, "cohort generate");
+  const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort generate");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   const data::CharVocab vocab(data.classes);

@@ -1,5 +1,6 @@
 // The JSON-lines metrics file.
 #include "app/metrics_log.h"
+#include "app/json_text.h"
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,7 +38,7 @@ MetricsLog::MetricsLog(const std::filesystem::path& dir, int64_t resume_step) : 
 
 void MetricsLog::write(const nlohmann::json& record) {
   // Generated text and file names may hold bytes that are not UTF-8: JSON gets U+FFFD for them.
-  out_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  out_ << json_text(record) << "\n";
   out_.flush();
   COHORT_CHECK(out_.good(), "cohort train: writing ", path_.string(), " failed (disk full?)");
 }

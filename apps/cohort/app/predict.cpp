@@ -1,6 +1,7 @@
 // cohort predict (see predict.h): inputs become a dataset the DataLoader batches (images are decoded
 // and resized in its workers), the model runs in eval mode without autograd, softmax gives the probabilities.
 #include "app/predict.h"
+#include "app/json_text.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -54,11 +55,13 @@ class PredictionInputs : public data::IndexedDataset {
   }
 };
 
-PredictionInputs inputs_of(const PredictOptions& o, const DataSetup& data) {
+PredictionInputs inputs_of(const PredictOptions& o, const DataSpec& data) {
   PredictionInputs in;
   in.channels = data.channels;
   in.image_size = data.image_size;
-  if (data.images) {
+  COHORT_CHECK(data.kind != DataKind::kText, "cohort predict: the checkpoint is a language model; hint: use "
+               "cohort generate --checkpoint DIR --prompt TEXT");
+  if (data.kind == DataKind::kImages) {
     in.images = o.inputs;
     in.names = o.inputs;
     return in;
@@ -87,15 +90,14 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   TrainConfig config = checkpoint.config;
   if (!o.data_dir.empty()) config.data_dir = std::filesystem::absolute(o.data_dir).string();
   set_num_threads(o.threads > 0 ? o.threads : core_count());
-  // The test split gives the class names and the transform the model was trained with.
-  const DataSetup data = load_data(config, /*with_train=*/false, "cohort predict");
+  const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort predict");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();
 
   auto inputs = std::make_shared<PredictionInputs>(inputs_of(o, data));
   const int64_t k = std::min<int64_t>(o.top_k, static_cast<int64_t>(data.classes.size()));
-  data::DataLoader loader(inputs, data::DataLoaderOptions().batch_size(o.batch_size).transform(data.test_transform).seed(0));
+  data::DataLoader loader(inputs, data::DataLoaderOptions().batch_size(o.batch_size).transform(inference_transform(data)).seed(0));
   nlohmann::json predictions = nlohmann::json::array();
   NoGradGuard no_grad;
   for (const data::Batch& batch : loader) {
@@ -116,7 +118,7 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
     }
   }
   if (o.json)
-    out << nlohmann::json{{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    out << json_text({{"checkpoint", checkpoint.path.string()}, {"predictions", predictions}}, 2)
         << "\n";
   return 0;
 }

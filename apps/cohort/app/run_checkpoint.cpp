@@ -1,5 +1,6 @@
 // The trainer's checkpoint files: io::save_checkpoint plus the run's state as JSON metadata.
 #include "app/run_checkpoint.h"
+#include "app/json_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -133,6 +134,7 @@ Checkpoint verified_checkpoint(const fs::path& file) {
       throw Error("cohort: " + shown(file) + ": " + escape_text(std::string(e.what()).substr(8)));
     }
     c.config.validate(file);  // values a flag would have been refused for name the file, not the flag
+    if (run.contains("data")) c.data = data_spec_from_json(run.at("data"), where);
     TrainProgress& p = c.progress;
     p.step = integer_at(run, "step", where);
     p.loader.epoch = integer_at(run, "epoch", where);
@@ -216,17 +218,21 @@ void check_finite(const nn::Module& model, const TrainProgress& p, const fs::pat
 }
 
 fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id, const TrainConfig& config,
-                             const TrainProgress& p, const nn::Module& model, const optim::Optimizer& optimizer,
+                             const DataSpec& data, const TrainProgress& p, const nn::Module& model, const optim::Optimizer& optimizer,
                              const optim::LRScheduler* scheduler) {
   check_finite(model, p, run_dir);
   const fs::path dir = run_dir / "checkpoints";
   std::error_code ec;
   fs::create_directories(dir, ec);
   COHORT_CHECK(!ec, "cohort train: cannot create the checkpoint directory ", dir.string(), ": ", ec.message());
+  // What cannot be read back is not written: a checkpoint's data description is checked as resume reads it.
+  const nlohmann::json data_json = to_json(data);
+  data_spec_from_json(data_json, "cohort train: cannot describe the data in a checkpoint: ");
   nlohmann::json run = {
       {"format", kFormat},
       {"run_id", run_id},
       {"config", to_json(config)},
+      {"data", data_json},
       {"step", p.step},
       {"epoch", p.loader.epoch},
       {"batch", p.loader.batch},
@@ -245,7 +251,7 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
   }
   const fs::path path = dir / checkpoint_name(p.step);
   // A path that is not UTF-8 is stored with U+FFFD (resume then names the path it cannot find).
-  io::save_checkpoint(path, model, &optimizer, {{kRunKey, run.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)}});
+  io::save_checkpoint(path, model, &optimizer, {{kRunKey, json_text(run)}});
 
   // Only after the new one is safely in place are old ones deleted, and the temp files that killed
   // processes left behind (Note [Atomic writes]: "<name>.tmp.<pid>"); a live process's temp file may

@@ -17,6 +17,7 @@
 #include "cohort/optim/optimizer.h"
 
 #include "app/config.h"
+#include "app/data_spec.h"
 
 namespace cohort::app {
 
@@ -38,6 +39,7 @@ struct Checkpoint {
   std::filesystem::path path;
   std::string run_id;  // the run that wrote it (Note [Run directories] in run_dir.h); "" from older cohorts
   TrainConfig config;
+  std::optional<DataSpec> data;  // absent in checkpoints of older cohorts: the dataset is read for it
   TrainProgress progress;
 };
 
@@ -51,7 +53,8 @@ class NotFiniteError : public Error {
 // the newest config.keep_checkpoints and the temp files of dead processes. A parameter or buffer
 // that is not finite is an error (check_finite) and nothing is written.
 std::filesystem::path save_run_checkpoint(const std::filesystem::path& run_dir, const std::string& run_id,
-                                          const TrainConfig& config, const TrainProgress& progress,
+                                          const TrainConfig& config, const DataSpec& data,
+                                          const TrainProgress& progress,
                                           const nn::Module& model, const optim::Optimizer& optimizer,
                                           const optim::LRScheduler* scheduler);
 

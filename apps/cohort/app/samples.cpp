@@ -94,8 +94,8 @@ void write_prediction_samples(const std::string& path, models::Model& model, con
     data::Example<> e = data.test->get(i);
     // Images of any size (--dataset folder) are shown at the model's input size.
     Tensor image = e.data;
-    if (image.dtype() == kUInt8 && (image.size(0) != data.image_size || image.size(1) != data.image_size))
-      image = data::transforms::detail::resize(image, data.image_size, data.image_size);
+    if (image.dtype() == kUInt8 && (image.size(0) != data.spec.image_size || image.size(1) != data.spec.image_size))
+      image = data::transforms::detail::resize(image, data.spec.image_size, data.spec.image_size);
     shown.push_back(to_tensor(image, unused));
     inputs.push_back(data.test_transform(e.data, unused));
     truth.push_back(e.target.item<int64_t>());
@@ -105,7 +105,7 @@ void write_prediction_samples(const std::string& path, models::Model& model, con
   Tensor predicted = model.forward(stack(inputs)).argmax(1).contiguous();
   model.train();
   std::vector<int64_t> pred(predicted.data_ptr<int64_t>(), predicted.data_ptr<int64_t>() + n);
-  write_samples_png(path, stack(shown), truth, pred, data.classes);
+  write_samples_png(path, stack(shown), truth, pred, data.spec.classes);
 }
 
 }  // namespace cohort::app

@@ -246,11 +246,12 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
                            {"train_acc", train_acc}, {"test_loss", test.loss}, {"test_acc", test.accuracy},
                            {"lr", run.optimizer->get_lr()}, {"seconds", p.epoch_seconds},
                            {"images_per_s", images_per_s}};
+  const DataKind kind = run.data.spec.kind;
   std::string text_line;
-  if (run.data.text && run.talk) {
+  if (kind == DataKind::kText && run.talk) {
     const double bpc = test.loss / std::log(2.0);
-    const std::string sample = generate_text(*run.model, data::CharVocab(run.data.classes), run.data.prompt, 200, 0.8,
-                                             run.config.seed + static_cast<uint64_t>(epoch), run.config.seq_len);
+    const std::string sample = generate_text(*run.model, data::CharVocab(run.data.spec.classes), run.data.prompt, 200,
+                                             0.8, run.config.seed + static_cast<uint64_t>(epoch), run.config.seq_len);
     record["test_bpc"] = bpc;
     record["test_perplexity"] = std::exp(test.loss);
     record["sample"] = sample;
@@ -258,7 +259,7 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
                 "\nsample: " + escape_text(sample);
   }
   if (run.metrics) run.metrics->write(record);
-  const char* unit = run.data.text ? " characters/s" : run.data.images ? " images/s" : " rows/s";
+  const char* unit = kind == DataKind::kText ? " characters/s" : kind == DataKind::kImages ? " images/s" : " rows/s";
   if (run.talk)
     std::cout << "epoch " << epoch + 1 << "/" << run.config.epochs << ": train loss " << fixed(train_loss, 4)
               << " acc " << fixed(100 * train_acc, 2) << "% | test loss " << fixed(test.loss, 4) << " acc "
@@ -268,8 +269,8 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
 
 // What a finished run leaves beside its report: samples.png (for images) and eval.json.
 void write_final_outputs(TrainingRun& run, const EvalResult& test) {
-  if (run.data.images) write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
-  write_eval_json(run.out / "eval.json", test, run.data.classes);
+  if (run.data.spec.kind == DataKind::kImages) write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
+  write_eval_json(run.out / "eval.json", test, run.data.spec.classes);
 }
 
 // After the epoch's last batch: the test set's evaluation and the epoch's report, the per-epoch

@@ -225,10 +225,13 @@ void announce(const TrainingRun& run) {
   if (!run.talk) return;
   const TrainConfig& config = run.config;
   const int world = run.ranks.world_size();
+  const DataKind kind = run.data.spec.kind;
   std::cerr << "cohort: training " << config.model << " on " << config.dataset << " (" << run.data.train->size()
             << " train, " << run.data.test->size()
-            << (run.data.text ? " test windows of " + std::to_string(config.seq_len) + " characters from "
-                : run.data.images ? " test images from " : " test rows from ") << run.data.source << "), "
+            << (kind == DataKind::kText     ? " test windows of " + std::to_string(config.seq_len) + " characters from "
+                : kind == DataKind::kImages ? " test images from "
+                                            : " test rows from ")
+            << run.data.source << "), "
             << get_num_threads() << " threads on " << config.devices
             << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string()) << ", output in "
             << run.out.string() << "\n";
@@ -241,7 +244,7 @@ void TrainingRun::save_checkpoint() const {
   TrainProgress saved = progress;
   saved.carried = all_streams(progress.carried, ranks);  // collective: every rank takes part
   if (ranks.leader())
-    save_run_checkpoint(out, run_id, config, saved, *model, *optimizer, schedule.scheduler.get());
+    save_run_checkpoint(out, run_id, config, data.spec, saved, *model, *optimizer, schedule.scheduler.get());
   ranks.barrier();
 }
 
@@ -253,7 +256,7 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
   set_num_threads(threads_per_process(config.threads));
   manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
   DataSetup data = load_data(config);
-  std::shared_ptr<models::Model> model = create_model(config.model, data);
+  std::shared_ptr<models::Model> model = create_model(config.model, data.spec);
   // A resumed run's checkpoint holds its weights; --init-from seeds only a new run.
   std::vector<std::string> not_loaded;
   std::ostringstream quiet;  // the other ranks load the same weights without a word

@@ -63,7 +63,7 @@ struct TrainingRun {
   int stop_signal = 0;                 // set when a signal asked to stop (Note [Interrupted training])
 
   Tensor forward(const Tensor& x) const { return call.forward(x); }
-  int64_t num_classes() const { return static_cast<int64_t>(data.classes.size()); }
+  int64_t num_classes() const { return static_cast<int64_t>(data.spec.classes.size()); }
   // Checkpoints `progress`: rank 0 writes, the others wait until the file is complete
   // (Note [Trainer processes]).
   void save_checkpoint() const;

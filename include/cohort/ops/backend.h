@@ -11,6 +11,10 @@ struct BackendInfo {
   std::string cpu_isa;         // the instruction set oneDNN dispatches to: "avx512_core", "avx2", ...
   std::string openmp;          // the OpenMP version the library was built with: "201511"
   std::string winograd;        // winograd_implementation()
+  // How bfloat16 matrix products run here: "AMX tiles" or "AVX512_BF16" (instructions that take
+  // bfloat16 and accumulate in float32), or "none" where the CPU has neither: bfloat16 then computes
+  // through float32 conversions, correct but slower than float32 itself.
+  std::string bfloat16;
 };
 
 BackendInfo backend_info();

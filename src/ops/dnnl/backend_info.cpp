@@ -33,6 +33,9 @@ BackendInfo backend_info() {
   info.cpu_isa = isa_name(dnnl_get_effective_cpu_isa());
   info.openmp = std::to_string(_OPENMP);
   info.winograd = winograd_implementation();
+  info.bfloat16 = __builtin_cpu_supports("amx-bf16")      ? "AMX tiles"
+                  : __builtin_cpu_supports("avx512bf16") ? "AVX512_BF16"
+                                                          : "none";
   return info;
 }
 
