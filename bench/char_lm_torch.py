@@ -3,10 +3,14 @@
 recipe in PyTorch 1.13, for bench/compare_char_lm.sh.
 
 The corpus as cohort reads it (a file, or a directory's regular files sorted by name, without
-symlinks, hidden files and *.dat), its distinct bytes as the vocabulary, the last tenth held out;
-non-overlapping windows of seq_len + 1 characters, shuffled each epoch; embedding 64, a 2-layer LSTM
-of 256, a linear layer to the vocabulary; Adam; cross-entropy over every position. Prints one line per
-epoch (validation bits per character, characters/s of the training loop) and a JSON summary.
+symlinks, hidden files and *.dat), its distinct bytes as the vocabulary, the last tenth held out.
+Training as data::CharStreams and the trainer's Note [Carried state] (truncated backpropagation
+through time, as PyTorch's word_language_model): the training text cut into batch-size contiguous
+streams read in order, windows of seq_len + 1 characters, the LSTM's state carried (detached) from
+each batch to the next and zero at each epoch's start. Validation the same way: 64 streams read in
+order with the state carried, starting from zeros. Embedding 64, a 2-layer LSTM of 256, a linear layer to the vocabulary; Adam;
+cross-entropy over every position. Prints one line per epoch (validation bits per character,
+characters/s of the training loop) and a JSON summary.
 
     OMP_NUM_THREADS=2 /usr/bin/python3 bench/char_lm_torch.py /usr/share/games/fortunes --epochs 1
 """
@@ -29,12 +33,14 @@ def read_corpus(path):
     return b"".join(open(f, "rb").read() for f in files if os.path.isfile(f) and not os.path.islink(f))
 
 
-def windows(ids, seq_len):
-    n = (len(ids) - 1) // seq_len
-    starts = torch.arange(n) * seq_len
-    idx = starts[:, None] + torch.arange(seq_len + 1)[None, :]
-    w = ids[idx]
-    return w[:, :-1], w[:, 1:]
+def streams(ids, seq_len, n):
+    """Batch b of the streams: row s is window b of stream s (data::CharStreams' order)."""
+    stream_len = (len(ids) - 1) // n
+    count = stream_len // seq_len
+    starts = torch.arange(n)[:, None] * stream_len + torch.arange(count)[None, :] * seq_len  # [n, count]
+    idx = starts[..., None] + torch.arange(seq_len + 1)  # [n, count, seq_len + 1]
+    w = ids[idx].transpose(0, 1)  # [count, n, seq_len + 1]
+    return w[..., :-1], w[..., 1:]
 
 
 class CharLSTM(nn.Module):
@@ -44,9 +50,9 @@ class CharLSTM(nn.Module):
         self.lstm = nn.LSTM(64, 256, num_layers=2, batch_first=True)
         self.fc = nn.Linear(256, vocab)
 
-    def forward(self, x):
-        out, _ = self.lstm(self.embedding(x))
-        return self.fc(out.reshape(-1, 256))
+    def forward(self, x, state=None):
+        out, state = self.lstm(self.embedding(x), state)
+        return self.fc(out.reshape(-1, 256)), state
 
 
 def main():
@@ -66,27 +72,30 @@ def main():
     index = {b: i for i, b in enumerate(vocab)}
     ids = torch.tensor([index[b] for b in text], dtype=torch.long)
     cut = len(text) - len(text) // 10
-    train_x, train_y = windows(ids[:cut], a.seq_len)
-    val_x, val_y = windows(ids[cut:], a.seq_len)
+    train_x, train_y = streams(ids[:cut], a.seq_len, a.batch_size)
+    val_streams = max(1, min(64, (len(text) - cut - 1) // a.seq_len))
+    val_x, val_y = streams(ids[cut:], a.seq_len, val_streams)
     model = CharLSTM(len(vocab))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     results = []
     for epoch in range(a.epochs):
         model.train()
-        order = torch.randperm(len(train_x))
+        state = None
         start = time.perf_counter()
-        for b in range(0, len(order), a.batch_size):
-            i = order[b:b + a.batch_size]
-            loss = F.cross_entropy(model(train_x[i]), train_y[i].reshape(-1))
+        for b in range(len(train_x)):
+            logits, state = model(train_x[b], state)
+            state = tuple(s.detach() for s in state)
+            loss = F.cross_entropy(logits, train_y[b].reshape(-1))
             opt.zero_grad()
             loss.backward()
             opt.step()
         seconds = time.perf_counter() - start
         model.eval()
         with torch.no_grad():
-            total = 0.0
-            for b in range(0, len(val_x), 256):
-                total += F.cross_entropy(model(val_x[b:b + 256]), val_y[b:b + 256].reshape(-1), reduction="sum").item()
+            total, state = 0.0, None
+            for b in range(len(val_x)):
+                logits, state = model(val_x[b], state)
+                total += F.cross_entropy(logits, val_y[b].reshape(-1), reduction="sum").item()
         bpc = total / val_y.numel() / math.log(2)
         cps = train_x.numel() / seconds
         print(f"torch epoch {epoch + 1}/{a.epochs}: test {bpc:.3f} bits/char | {seconds:.1f} s, {cps:.0f} characters/s",

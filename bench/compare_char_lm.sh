@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The char-LSTM language model next to PyTorch 1.13, in one run: the same corpus, split, windows,
-# model and recipe (embedding 64, LSTM 2x256, Adam lr 0.003, batch 32, windows of 64), the same thread
+# model and recipe (embedding 64, LSTM 2x256, Adam lr 0.003, batch 32, windows of 64, the state carried
+# between batches of 32 streams; validation as 64 streams with the state carried), the same thread
 # count. Prints each side's validation bits per character and training characters/s per epoch.
 #   bash bench/compare_char_lm.sh [--corpus /usr/share/games/fortunes] [--epochs 1] [--threads 2] [--build build]
 # Needs python3-torch (bash scripts/install-deps.sh --oracle) and, for the default corpus, fortunes.

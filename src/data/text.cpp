@@ -102,4 +102,24 @@ Example<> CharSequences::get(int64_t index) const {
   return {ids_.narrow(0, index * seq_len_, seq_len_), ids_.narrow(0, index * seq_len_ + 1, seq_len_)};
 }
 
+CharStreams::CharStreams(std::string_view text, const CharVocab& vocab, int64_t seq_len, int64_t streams)
+    : ids_(vocab.encode(text)), seq_len_(seq_len), streams_(streams), classes_(vocab.characters()) {
+  COHORT_CHECK(seq_len >= 1, "CharStreams: seq_len must be at least 1, got ", seq_len);
+  COHORT_CHECK(streams >= 1, "CharStreams: streams must be at least 1, got ", streams);
+  COHORT_CHECK(ids_.numel() > seq_len, "CharStreams: a window needs seq_len + 1 = ", seq_len + 1,
+               " characters, the text has ", ids_.numel());
+  stream_len_ = (ids_.numel() - 1) / streams;
+  windows_ = stream_len_ / seq_len;
+  COHORT_CHECK(windows_ >= 1, "CharStreams: ", streams, " streams of a text of ", ids_.numel(), " characters have ",
+               stream_len_ + 1, " characters each, fewer than one window of seq_len + 1 = ", seq_len + 1,
+               "; hint: a shorter --seq-len or a smaller --batch-size");
+}
+
+Example<> CharStreams::get(int64_t index) const {
+  COHORT_CHECK_AS(IndexError, index >= 0 && index < size(), "CharStreams::get: index ", index,
+                  " is out of range for ", size(), " windows");
+  const int64_t start = (index % streams_) * stream_len_ + (index / streams_) * seq_len_;
+  return {ids_.narrow(0, start, seq_len_), ids_.narrow(0, start + 1, seq_len_)};
+}
+
 }  // namespace cohort::data

@@ -12,6 +12,7 @@
 #include "cohort/ops/creation.h"
 #include "cohort/ops/linalg.h"
 #include "cohort/ops/pointwise.h"
+#include "cohort/ops/rnn.h"
 #include "cohort/ops/shape.h"
 
 namespace cohort::nn {
@@ -117,6 +118,12 @@ std::vector<Tensor> run_direction(const RNNConfig& c, const Tensor* w, const Ten
   Tensor w_hr = c.proj_size > 0 ? w[c.bias ? 4 : 2] : Tensor();
   // The whole sequence's input projection in one matmul.
   Tensor xp = functional::linear(x, w[0], b_ih);
+  // An LSTM over a padded batch (every step all N rows), without projection: the fused time loop
+  // (Note [Fused LSTM layer] in src/ops/lstm.cpp).
+  const bool padded = std::all_of(steps.bs.begin(), steps.bs.end(), [&](int64_t b) { return b == N; });
+  if (c.mode == RNNMode::LSTM && !w_hr.defined() && padded &&
+      (x.dtype() == kFloat32 || x.dtype() == kFloat64))
+    return lstm_layer(xp, h0, c0, w[1], b_hh, reverse);
   // Each step's rows, behind one autograd node (SplitSteps).
   std::vector<int64_t> rows(steps.bs.begin(), steps.bs.end());
   std::vector<Tensor> step_inputs = T == 1 ? std::vector<Tensor>{xp} : SplitSteps::apply(xp, rows);

@@ -75,6 +75,41 @@ TEST(DistributedTrainer, TwoProcessesGiveTheMetricsAndWeightsOfOne) {
   EXPECT_TRUE(fs::exists(two / "report.html"));
 }
 
+// The char-lstm carries its state between batches (Note [Carried state]): rank r holds the rows of
+// streams r, r + 2, ..., and a checkpoint taken mid-epoch gathers every stream's row, which each rank
+// takes its own rows from on resume. Two processes, stopped after step 3 and resumed, give the run of
+// one process.
+TEST(DistributedTrainer, TheCharLSTMsCarriedStateFollowsItsStreamsAcrossProcessesAndAResume) {
+  const fs::path dir = fresh_dir("carried"), one = dir / "one", two = dir / "two";
+  fs::create_directories(dir / "corpus");
+  {
+    std::ofstream out(dir / "corpus" / "lines");
+    for (int i = 0; i < 40; ++i) out << "the cat sat on the mat " << i << ".\nthe dog ate the log.\n";
+  }
+  auto flags = [&](const fs::path& out, std::vector<std::string> more) {
+    std::vector<std::string> f = {COHORT_BINARY, "train", "--model", "char-lstm", "--dataset",
+                                  "text:" + (dir / "corpus").string(), "--seq-len", "16", "--batch-size", "8",
+                                  "--optimizer", "sgd", "--lr", "0.5", "--threads", "1", "--workers", "0",
+                                  "--log-every", "1", "--no-progress", "--out", out.string(), "--epochs", "1"};
+    f.insert(f.end(), more.begin(), more.end());
+    return f;
+  };
+  Finished single = run_process(flags(one, {}), dir, "one");
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  Finished multi = run_process(launched(2, flags(two, {"--checkpoint-every", "3", "--keep-checkpoints", "99"})), dir, "two");
+  ASSERT_EQ(multi.exit_code, 0) << multi.err << multi.out;
+  for (const auto& path : cohort::app::list_checkpoints(two))
+    if (cohort::app::read_checkpoint(path).progress.step > 3) fs::remove(path);
+  const cohort::app::Checkpoint at = cohort::app::read_checkpoint(two);
+  ASSERT_EQ(at.progress.step, 3);
+  ASSERT_EQ(at.progress.carried.size(), 2u);
+  EXPECT_EQ(at.progress.carried[0].size(0), 8);  // every stream's row, not rank 0's 4
+  Finished resumed = run_process(launched(2, {COHORT_BINARY, "train", "--resume", two.string(), "--no-progress"}), dir,
+                                 "resumed");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  cohort::testing::expect_same_run(one, two, 8 * 16);
+}
+
 // 513 samples on 2 processes: the sampler pads the last batch with a repeated sample, which counts
 // for nothing (Note [Uneven shards]), so the metrics and weights are still those of one process.
 TEST(DistributedTrainer, ATrainingSetThatDoesNotDivideAmongTheProcessesGivesTheRunOfOne) {

@@ -60,4 +60,28 @@ TEST(CharSequences, WindowsPredictTheNextCharacter) {
               HasSubstr("a window needs seq_len + 1 = 4 characters, the text has 3"));
 }
 
+TEST(CharStreams, BatchesOfStreamsContinueRowByRow) {
+  // 23 characters, 3 streams of (23 - 1) / 3 = 7 characters plus the next: "abcdefgh", "hijklmno",
+  // "opqrstuv" ('w' is left out); windows of 3: two per stream.
+  const std::string text = "abcdefghijklmnopqrstuvw";
+  data::CharVocab vocab(text);
+  data::CharStreams streams(text, vocab, 3, 3);
+  EXPECT_EQ(streams.size(), 6);
+  EXPECT_EQ(streams.streams(), 3);
+  // Batch 0 (examples 0-2): window 0 of each stream; batch 1: window 1, continuing row by row.
+  const std::vector<std::string> data = {"abc", "hij", "opq", "def", "klm", "rst"};
+  for (int64_t k = 0; k < 6; ++k) {
+    data::Example<> e = streams.get(k);
+    EXPECT_EQ(vocab.decode(e.data), data[static_cast<size_t>(k)]) << k;
+    EXPECT_EQ(vocab.decode(e.target), data[static_cast<size_t>(k)].substr(1) +
+                                          text[text.find(data[static_cast<size_t>(k)]) + 3])
+        << k;
+  }
+  EXPECT_THAT(error_of([&] { streams.get(6); }), HasSubstr("index 6 is out of range for 6 windows"));
+  EXPECT_THAT(error_of([&] { data::CharStreams(text, vocab, 8, 3); }),
+              HasSubstr("3 streams of a text of 23 characters have 8 characters each, fewer than one window of "
+                        "seq_len + 1 = 9"));
+  EXPECT_THAT(error_of([&] { data::CharStreams(text, vocab, 3, 0); }), HasSubstr("streams must be at least 1, got 0"));
+}
+
 }  // namespace

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cohort/models/char_lstm.h"
+
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -334,6 +336,25 @@ TEST(ModelsRegistry, LanguageModelsPredictEveryPositionFromThePastOnly) {
   }
   auto lm = models::create("char-transformer", models::ModelOptions().num_classes(20).image_size(16));
   EXPECT_THAT(error_of([&] { lm->forward(zeros({1, 17}, kInt64)); }), HasSubstr("with 1 <= T <= 16"));
+}
+
+// The char-lstm's forward from a state continues where the previous window stopped: two halves,
+// the second from the first's final state, give the logits of the whole window from zeros.
+TEST(ModelsRegistry, CharLSTMContinuesFromACarriedState) {
+  manual_seed(4);
+  models::CharLSTM lm(models::ModelOptions().num_classes(20));
+  lm.eval();
+  NoGradGuard no_grad;
+  Tensor x = randint(0, 20, {3, 16});
+  Tensor whole = lm.forward(x).view({3, 16, 20});
+  const Shape state{3, models::CharLSTM::kLayers, models::CharLSTM::kHidden};
+  auto [first, h, c] = lm.forward(x.narrow(1, 0, 10).contiguous(), zeros(state), zeros(state));
+  EXPECT_EQ(h.sizes().vec(), state);
+  auto [second, h2, c2] = lm.forward(x.narrow(1, 10, 6).contiguous(), h, c);
+  EXPECT_TRUE(first.view({3, 10, 20}).allclose(whole.narrow(1, 0, 10), 1e-5, 1e-6));
+  EXPECT_TRUE(second.view({3, 6, 20}).allclose(whole.narrow(1, 10, 6), 1e-5, 1e-6));
+  EXPECT_THAT(error_of([&] { lm.forward(x, zeros({3, 2, 5}), zeros(state)); }),
+              HasSubstr("expected states h and c of shape [3, 2, 256] (batch, layers, hidden)"));
 }
 
 }  // namespace

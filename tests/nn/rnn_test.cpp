@@ -245,3 +245,35 @@ TEST(RNNModule, ErrorsNameTheLayerAndTheShapes) {
   EXPECT_THAT(error_of([&] { lcell->forward(randn({3}), std::make_tuple(randn({4}), randn({2, 4}))); }),
               HasSubstr("LSTMCell: expected hx[1] (c) of shape [4] (hidden_size)"));
 }
+
+// A padded batch runs the LSTM's fused time loop (lstm_layer); a packed batch of equal lengths runs
+// the same steps through the composed per-step loop. Both give the same outputs, states and
+// gradients, forward and reverse, and with the final states' gradients too.
+TEST(RNNModule, FusedLSTMLoopMatchesTheComposedSteps) {
+  manual_seed(6);
+  nn::LSTM lstm(nn::LSTMOptions(3, 5).num_layers(2).bidirectional(true));
+  lstm->to(kFloat64);
+  Tensor x = randn({4, 3, 3}, kFloat64).requires_grad_(true);
+  Tensor h0 = randn({4, 3, 5}, kFloat64).requires_grad_(true), c0 = randn({4, 3, 5}, kFloat64).requires_grad_(true);
+  auto run = [&](bool packed) {
+    for (auto& p : lstm->parameters()) p.mutable_grad() = Tensor();
+    x.mutable_grad() = Tensor(), h0.mutable_grad() = Tensor(), c0.mutable_grad() = Tensor();
+    Tensor y, hn, cn;
+    if (packed) {
+      auto [py, st] = lstm->forward_with_packed_input(
+          nn::utils::rnn::pack_padded_sequence(x, tensor(std::vector<int64_t>{4, 4, 4})), std::make_tuple(h0, c0));
+      y = std::get<0>(nn::utils::rnn::pad_packed_sequence(py));
+      hn = std::get<0>(st), cn = std::get<1>(st);
+    } else {
+      auto [py, st] = lstm->forward(x, std::make_tuple(h0, c0));
+      y = py, hn = std::get<0>(st), cn = std::get<1>(st);
+    }
+    ((y * y).sum() + (hn * 2).sum() + (cn * cn).sum()).backward();
+    std::vector<Tensor> all{y.detach(), hn.detach(), cn.detach(), x.grad(), h0.grad(), c0.grad()};
+    for (auto& p : lstm->parameters()) all.push_back(p.grad().clone());
+    return all;
+  };
+  auto fused = run(false), composed = run(true);
+  ASSERT_EQ(fused.size(), composed.size());
+  for (size_t i = 0; i < fused.size(); ++i) EXPECT_LT(cohort::testing::max_abs_diff(fused[i], composed[i]), 1e-12) << i;
+}

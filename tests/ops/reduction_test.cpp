@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "cohort/ops/creation.h"
+#include "cohort/core/threads.h"
 #include "cohort/ops/reduction.h"
+#include "cohort/ops/shape.h"
 #include "support/gradcheck.h"
 
 namespace cohort {
@@ -42,5 +45,30 @@ TEST(ReductionChunks, InfinityInALaterChunkReachesTheNorm) {
   EXPECT_EQ(amin(x).item<double>(), -INFINITY);
 }
 
+// Sums over the rows of a matrix (a bias gradient) walk blocks of columns row by row; each column is
+// still its rows added one at a time, in order, in double: the same bits as that loop, with any
+// thread count. Also over two leading dims that are one run ([T, N, C] over T and N).
+TEST(ReductionColumns, ColumnSumsAreTheSequentialSumsOfEachColumn) {
+  manual_seed(7);
+  const int before = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Tensor x = randn({37, 5, 131});
+    Tensor flat = x.reshape({37 * 5, 131});
+    std::vector<float> want(131);
+    for (int64_t c = 0; c < 131; ++c) {
+      double acc = 0;
+      for (int64_t r = 0; r < 37 * 5; ++r) acc += static_cast<double>(flat.data_ptr<float>()[r * 131 + c]);
+      want[static_cast<size_t>(c)] = static_cast<float>(acc);
+    }
+    for (const Tensor& got : {flat.sum(0), x.sum(std::vector<int64_t>{0, 1})}) {
+      ASSERT_EQ(got.numel(), 131);
+      for (int64_t c = 0; c < 131; ++c) EXPECT_EQ(got.data_ptr<float>()[c], want[static_cast<size_t>(c)]) << c;
+    }
+  }
+  set_num_threads(before);
+}
+
 }  // namespace
 }  // namespace cohort
+

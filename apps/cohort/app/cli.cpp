@@ -221,11 +221,14 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
                data.spec.classes.size(), " classes, not the ", spec.classes.size(), " the model was trained on");
   auto model = create_model(config.model, spec);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
-  data::DataLoader loader(data.test,
-                          data::DataLoaderOptions().batch_size(batch_size).transform(inference_transform(spec)).seed(0));
+  // A carried-state model reads its validation streams a batch of every stream at a time.
+  data::DataLoader loader(data.test, data::DataLoaderOptions()
+                                         .batch_size(data.test_batch > 0 ? data.test_batch : batch_size)
+                                         .transform(inference_transform(spec))
+                                         .seed(0));
   std::cout << "cohort eval: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
             << config.dataset << " test set)\n";
-  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(spec.classes.size()));
+  EvalResult result = evaluate(*model, loader, static_cast<int64_t>(spec.classes.size()), data.carry_state);
   print_eval(std::cout, result, spec.classes);
   if (!json_out.empty()) write_eval_json(json_out, result, spec.classes);
   return 0;

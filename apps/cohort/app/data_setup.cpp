@@ -1,6 +1,7 @@
 // Dataset selection for the trainer: readers, normalisation constants and augmentation.
 #include "app/data_setup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -125,8 +126,21 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     const std::string text = data::read_text_corpus(path);
     const data::CharVocab vocab(text);
     const size_t cut = text.size() - text.size() / 10;
-    if (with_train) d.train = std::make_shared<data::CharSequences>(std::string_view(text).substr(0, cut), vocab, config.seq_len);
-    d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
+    const std::string_view train_text = std::string_view(text).substr(0, cut);
+    d.carry_state = config.model == "char-lstm";
+    if (with_train && d.carry_state)
+      d.train = std::make_shared<data::CharStreams>(train_text, vocab, config.seq_len, config.batch_size);
+    else if (with_train)
+      d.train = std::make_shared<data::CharSequences>(train_text, vocab, config.seq_len);
+    if (d.carry_state) {
+      // Fewer streams for a validation text too short to give each one a window.
+      const auto val_len = static_cast<int64_t>(text.size() - cut);
+      d.test_batch = std::clamp<int64_t>((val_len - 1) / std::max<int64_t>(config.seq_len, 1), 1, kValidationStreams);
+      d.test = std::make_shared<data::CharStreams>(std::string_view(text).substr(cut), vocab, config.seq_len,
+                                                   d.test_batch);
+    } else {
+      d.test = std::make_shared<data::CharSequences>(std::string_view(text).substr(cut), vocab, config.seq_len);
+    }
     d.spec.kind = DataKind::kText;
     d.spec.image_size = config.seq_len;
     d.prompt = text.substr(cut, 16);

@@ -14,11 +14,22 @@
 
 namespace cohort::app {
 
+// The validation text of a carried-state language model is read as this many streams (fewer when
+// it is too short for each to hold a window).
+inline constexpr int64_t kValidationStreams = 64;
+
 struct DataSetup {
   std::shared_ptr<const data::IndexedDataset> train, test;  // train is null when only the test split was asked for
   data::Transform train_transform, test_transform;
   DataSpec spec;       // what the model is shaped for; checkpoints carry it
   std::string prompt;  // text: the start of the validation text, to continue in samples
+  // text with char-lstm: the training set is data::CharStreams of --batch-size streams and the
+  // validation set of kValidationStreams, both read in order, and the LSTM's state is carried from
+  // each batch to the next (Note [Carried state] in trainer.cpp).
+  bool carry_state = false;
+  // The test loader's batch size when it must be exactly this (the validation streams of a
+  // carried-state model), else 0.
+  int64_t test_batch = 0;
   std::string source;  // where the data came from, for the log
 };
 

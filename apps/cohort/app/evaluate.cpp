@@ -2,6 +2,9 @@
 #include "app/evaluate.h"
 #include "app/json_text.h"
 
+#include "cohort/models/char_lstm.h"
+#include "cohort/ops/creation.h"
+
 #include <algorithm>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -25,7 +28,22 @@ double EvalResult::class_accuracy(size_t c) const {
   return total ? static_cast<double>(confusion[c][c]) / static_cast<double>(total) : 0.0;
 }
 
-EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_classes) {
+EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_classes, bool carry_state) {
+  auto* lm = dynamic_cast<models::CharLSTM*>(&model);
+  COHORT_CHECK(!carry_state || lm != nullptr, "evaluate: carrying the state needs the char-lstm model, got ",
+               model.arch());
+  std::vector<Tensor> state;  // h, c [rows, layers, hidden] for the next batch
+  auto forward = [&](const Tensor& x) {
+    if (!carry_state) return model.forward(x);
+    const int64_t rows = x.size(0);
+    if (state.empty() || state[0].size(0) < rows) {
+      const Shape shape{rows, models::CharLSTM::kLayers, models::CharLSTM::kHidden};
+      state = {zeros(shape, kFloat32), zeros(shape, kFloat32)};
+    }
+    auto [logits, h, c] = lm->forward(x, state[0].narrow(0, 0, rows), state[1].narrow(0, 0, rows));
+    state = {h, c};
+    return logits;
+  };
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -34,7 +52,7 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
   double loss_sum = 0;
   int64_t correct = 0;
   for (const data::Batch& batch : loader) {
-    Tensor logits = model.forward(batch.data);
+    Tensor logits = forward(batch.data);
     // A language model predicts every position of a window: target [N, T], logits [N * T, V].
     Tensor truth = batch.target.reshape({-1}).contiguous();
     const int64_t n = truth.numel(), per_sample = n / std::max<int64_t>(batch.size(), 1);

@@ -23,8 +23,10 @@ struct EvalResult {
   double class_accuracy(size_t c) const;
 };
 
-// One pass over the loader in eval mode without autograd; restores the model's mode.
-EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_classes);
+// One pass over the loader in eval mode without autograd; restores the model's mode. With
+// carry_state (a char-lstm over data::CharStreams read in order, a batch per step of every stream),
+// each batch starts from the LSTM state the batch before ended with, zeros for the first.
+EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_classes, bool carry_state = false);
 
 // Keys "count", "loss", "accuracy", "classes", "per_class" [{name, accuracy, count}], "confusion".
 nlohmann::json to_json(const EvalResult& result, const std::vector<std::string>& classes);

@@ -13,6 +13,7 @@
 #include "cohort/core/generator.h"
 #include "cohort/io/checkpoint.h"
 #include "cohort/io/safetensors.h"
+#include "cohort/ops/creation.h"
 
 #include "app/run_dir.h"
 
@@ -21,6 +22,41 @@ namespace cohort::app {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A float32 state tensor as JSON: its shape and its bytes in hex (exact, unlike decimal text).
+nlohmann::json state_to_json(const Tensor& t) {
+  const Tensor c = t.to(kFloat32).contiguous();
+  const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+  static const char* kHex = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(static_cast<size_t>(c.numel()) * 8);
+  for (size_t i = 0; i < static_cast<size_t>(c.numel()) * 4; ++i) {
+    hex += kHex[bytes[i] >> 4];
+    hex += kHex[bytes[i] & 15];
+  }
+  return {{"shape", c.sizes().vec()}, {"hex", hex}};
+}
+
+Tensor state_from_json(const nlohmann::json& j, const std::string& where) {
+  const std::vector<int64_t> shape = j.at("shape").get<std::vector<int64_t>>();
+  const std::string hex = j.at("hex").get<std::string>();
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    COHORT_CHECK(s >= 0 && s < (int64_t{1} << 31), where, "a carried state's shape is invalid");
+    n *= s;
+  }
+  COHORT_CHECK(static_cast<int64_t>(hex.size()) == n * 8, where, "a carried state of shape ", IntArrayRef(shape),
+               " needs ", n * 8, " hex digits, got ", hex.size());
+  Tensor t = empty(shape, kFloat32);
+  auto* bytes = static_cast<unsigned char*>(t.data_ptr());
+  auto digit = [&](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    throw Error(where + "a carried state holds a character that is not a hex digit");
+  };
+  for (size_t i = 0; i < hex.size() / 2; ++i) bytes[i] = static_cast<unsigned char>(digit(hex[2 * i]) * 16 + digit(hex[2 * i + 1]));
+  return t;
+}
 
 constexpr const char* kRunKey = "cohort.run";
 constexpr int kFormat = 1;
@@ -108,6 +144,8 @@ Checkpoint verified_checkpoint(const fs::path& file) {
     p.seen = integer_at(run, "seen", where);
     p.epoch_seconds = run.at("epoch_seconds");
     p.elapsed_seconds = run.at("elapsed_seconds");
+    if (run.contains("carried"))
+      for (const nlohmann::json& s : run.at("carried")) p.carried.push_back(state_from_json(s, where));
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + escape_text(e.what()));
   }
@@ -206,6 +244,11 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
       {"scheduler", scheduler_json(scheduler)},
       {"rng", default_generator().get_state()},
   };
+  if (!p.carried.empty()) {
+    nlohmann::json carried = nlohmann::json::array();
+    for (const Tensor& t : p.carried) carried.push_back(state_to_json(t));
+    run["carried"] = carried;
+  }
   const fs::path path = dir / checkpoint_name(p.step);
   // A path that is not UTF-8 is stored with U+FFFD (resume then names the path it cannot find).
   io::save_checkpoint(path, model, &optimizer, {{kRunKey, json_text(run)}});

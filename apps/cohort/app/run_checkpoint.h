@@ -29,6 +29,10 @@ struct TrainProgress {
   int64_t correct = 0, seen = 0;
   double epoch_seconds = 0;          // training time of the epoch so far (for images/s)
   double elapsed_seconds = 0;        // of the whole run
+  // char-lstm on streams: the LSTM state {h, c} [rows, layers, hidden] the next batch starts from
+  // (Note [Carried state] in trainer.cpp); empty at an epoch's start and for other models. In a
+  // checkpoint, all processes' rows in stream order.
+  std::vector<Tensor> carried;
 };
 
 struct Checkpoint {

@@ -37,6 +37,19 @@
 // step's sums carry a vote, 1 from a rank that has seen a signal, summed with the gradients: every
 // rank sees the same total after backward and stops together. A signal that arrives during the last
 // step of an epoch stops the run after that epoch's evaluation and checkpoint.
+//
+// Note [Carried state]
+// The char-lstm trains with truncated backpropagation through time, as PyTorch's word_language_model
+// example: the training text is --batch-size contiguous streams (data::CharStreams) read in order,
+// so row i of a batch continues row i of the batch before, and the LSTM starts each batch from the
+// final state of the one before, detached (gradients stop at the batch's first step). The state is
+// zeros at the start of every epoch. It goes through the model call with its rows: DataParallel
+// hands each replica the states of its rows and gathers them back in order; with W processes rank r
+// holds the rows of streams r, r + W, ... (an in-order DistributedSampler). It is part of the
+// progress, so a checkpoint taken mid-epoch holds it (every stream's row, gathered from the
+// processes) and a resumed run continues from the same state. The validation text is read the same
+// way, as kValidationStreams streams with the state carried (evaluate). The char-transformer keeps
+// independent windows.
 #include "app/trainer.h"
 
 #include <algorithm>
@@ -52,6 +65,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
+#include "cohort/models/char_lstm.h"
 #include "cohort/nn/functional/loss.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -102,8 +116,22 @@ Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
 // the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
 // model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
 // throws before the update, so no NaN reaches the weights or a checkpoint.
+// The char-lstm's forward from the carried state, which it then replaces (Note [Carried state]). A
+// batch with fewer rows (the last of a --limit'ed set) holds the first streams.
+Tensor forward_carrying(TrainingRun& run, const Tensor& x) {
+  std::vector<Tensor>& carried = run.progress.carried;
+  const int64_t rows = x.size(0);
+  if (carried.empty() || carried[0].size(0) < rows) {
+    const Shape shape{rows, models::CharLSTM::kLayers, models::CharLSTM::kHidden};
+    carried = {zeros(shape, kFloat32), zeros(shape, kFloat32)};
+  }
+  auto [logits, h, c] = run.call.forward_carry(x, carried[0].narrow(0, 0, rows), carried[1].narrow(0, 0, rows));
+  carried = {h.detach(), c.detach()};
+  return logits;
+}
+
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
-  Tensor logits = run.forward(batch.data);
+  Tensor logits = run.call.forward_carry ? forward_carrying(run, batch.data) : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});
   const int64_t per_sample = target.numel() / std::max<int64_t>(batch.size(), 1);
   const double vote = interrupt_requested() ? 1 : 0;
@@ -175,6 +203,7 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
                   run.loader.num_batches(), run.loader.state().batch, config.progress && run.talk);
   const Clock::time_point epoch_start = Clock::now();
   const double epoch_seconds_before = p.epoch_seconds;
+  if (run.loader.state().batch == 0) p.carried.clear();  // every epoch starts from zero states
   run.model->train();
   for (const data::Batch& batch : run.loader) {
     const std::vector<double> sums = train_step(run, batch, epoch);
@@ -250,7 +279,7 @@ void write_final_outputs(TrainingRun& run, const EvalResult& test) {
 // test accuracy.
 double end_epoch(TrainingRun& run, int64_t epoch) {
   TrainProgress& p = run.progress;
-  const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes());
+  const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
   report_epoch(run, epoch, test);
 
   if (!run.schedule.per_step && run.schedule.scheduler) run.schedule.scheduler->step();
@@ -259,6 +288,7 @@ double end_epoch(TrainingRun& run, int64_t epoch) {
   p.correct = p.seen = 0;
   p.epoch_seconds = 0;
   p.elapsed_seconds = run.elapsed_before + seconds_since(run.started);
+  p.carried.clear();  // the next epoch starts from zero states
   run.save_checkpoint();
   if (run.ranks.leader()) {
     if (epoch + 1 == run.config.epochs) write_final_outputs(run, test);
@@ -323,7 +353,7 @@ double run_epochs(TrainingRun& run) {
   // A run killed after its last checkpoint but before the outputs above: resumed, it has no epoch
   // left to train, so it evaluates the restored model and writes them now.
   if (nothing_to_train && run.ranks.leader()) {
-    const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes());
+    const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
     test_accuracy = test.accuracy;
     write_final_outputs(run, test);
     write_report(run.out.string());

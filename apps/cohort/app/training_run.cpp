@@ -16,6 +16,8 @@
 #include "cohort/core/threads.h"
 #include "cohort/data/sampler.h"
 #include "cohort/distributed/ddp.h"
+#include "cohort/models/char_lstm.h"
+#include "cohort/ops/creation.h"
 
 #include "app/fine_tune.h"
 
@@ -24,6 +26,40 @@ namespace cohort::app {
 namespace fs = std::filesystem;
 
 namespace {
+
+// With W processes, rank r's row m of the carried state is stream r + W m (the DistributedSampler
+// deals the in-order streams so): the checkpoint holds every stream's row, in stream order.
+std::vector<Tensor> all_streams(const std::vector<Tensor>& mine, const Ranks& ranks) {
+  const int64_t world = ranks.world_size(), rank = ranks.rank();
+  if (world == 1 || mine.empty()) return mine;
+  std::vector<Tensor> all;
+  for (const Tensor& t : mine) {
+    Shape shape = t.sizes().vec();
+    shape[0] *= world;
+    Tensor full = zeros(shape, t.options());
+    for (int64_t m = 0; m < t.size(0); ++m) full.select(0, rank + world * m).copy_(t.select(0, m));
+    all.push_back(full);
+  }
+  ranks.group()->all_reduce(all);  // the other ranks' rows are zeros here: the sum is exact
+  return all;
+}
+
+// This process's rows of a checkpoint's carried state (the inverse of all_streams).
+std::vector<Tensor> my_streams(const std::vector<Tensor>& all, const Ranks& ranks) {
+  const int64_t world = ranks.world_size(), rank = ranks.rank();
+  if (world == 1 || all.empty()) return all;
+  std::vector<Tensor> mine;
+  for (const Tensor& t : all) {
+    COHORT_CHECK(t.size(0) % world == 0, "cohort train: the checkpoint's carried state has ", t.size(0),
+                 " rows, which do not divide among ", world, " processes");
+    Shape shape = t.sizes().vec();
+    shape[0] /= world;
+    Tensor part = empty(shape, t.options());
+    for (int64_t m = 0; m < shape[0]; ++m) part.select(0, m).copy_(t.select(0, rank + world * m));
+    mine.push_back(part);
+  }
+  return mine;
+}
 
 // On rank 0 (Note [Run directories] in run_dir.h): the lock, then a new run's directory check and
 // identity, or a resumed run's clean-up. Returns the lock and the run's id.
@@ -61,9 +97,48 @@ Ranks join_processes(const TrainConfig& config) {
 
 // With several devices DataParallel splits each batch; with several processes
 // DistributedDataParallel wraps that (or the model) and averages the gradients over the processes.
+// The same wrappers of the char-lstm, with its state: DataParallel splits x, h and c by rows, so each
+// replica gets the states of its rows, and gathers the final states in row order.
+template <class M>
+void set_carrying_call(ModelCall& call, const std::shared_ptr<M>& module) {
+  call.forward = [module](const Tensor& x) { return module->forward(x); };
+  call.forward_carry = [module](const Tensor& x, const Tensor& h, const Tensor& c) { return module->forward(x, h, c); };
+}
+
+ModelCall wrap_carrying(const std::shared_ptr<models::CharLSTM>& lm, const std::vector<Device>& devices,
+                        const Ranks& ranks) {
+  ModelCall call;
+  if (devices.size() > 1) {
+    auto parallel = std::make_shared<nn::DataParallel<models::CharLSTM>>(lm, devices);
+    if (ranks.group()) {
+      auto ddp = std::make_shared<distributed::DistributedDataParallel<nn::DataParallel<models::CharLSTM>>>(
+          parallel, ranks.group());
+      set_carrying_call(call, ddp);
+      call.distributed = ddp;
+      call.reducer = &ddp->reducer();
+    } else {
+      set_carrying_call(call, parallel);
+    }
+  } else if (ranks.group()) {
+    auto ddp = std::make_shared<distributed::DistributedDataParallel<models::CharLSTM>>(lm, ranks.group());
+    set_carrying_call(call, ddp);
+    call.distributed = ddp;
+    call.reducer = &ddp->reducer();
+  } else {
+    set_carrying_call(call, lm);
+  }
+  return call;
+}
+
 ModelCall wrap_model(const std::shared_ptr<models::Model>& model, const std::string& devices_spec,
-                     const Ranks& ranks) {
+                     const Ranks& ranks, bool carry_state) {
   const std::vector<Device> devices = parse_devices(devices_spec);
+  if (carry_state) {
+    auto lm = std::dynamic_pointer_cast<models::CharLSTM>(model);
+    COHORT_CHECK(lm != nullptr, "cohort train: carrying the state between batches needs the char-lstm model, got ",
+                 model->arch());
+    return wrap_carrying(lm, devices, ranks);
+  }
   ModelCall call;
   if (devices.size() > 1) {
     call.parallel = std::make_shared<nn::DataParallel<models::Model>>(model, devices);
@@ -94,19 +169,20 @@ data::DataLoader make_train_loader(const TrainConfig& config, const DataSetup& d
   const int world = ranks.world_size();
   data::DataLoaderOptions options = data::DataLoaderOptions()
                                         .batch_size(config.batch_size / world)
-                                        .shuffle(true)
+                                        .shuffle(!data.carry_state)  // streams are read in order
                                         .num_workers(config.workers)
                                         .seed(config.seed + 1)
                                         .transform(data.train_transform);
   if (world > 1)
     options.sampler(std::make_shared<data::DistributedSampler>(data.train->size(), ranks.rank(), world,
-                                                               /*shuffle=*/true, config.seed + 1));
+                                                               /*shuffle=*/!data.carry_state, config.seed + 1));
   return data::DataLoader(data.train, options);
 }
 
 data::DataLoader make_test_loader(const TrainConfig& config, const DataSetup& data) {
   return data::DataLoader(data.test, data::DataLoaderOptions()
-                                         .batch_size(std::max<int64_t>(config.batch_size, 256))
+                                         .batch_size(data.test_batch > 0 ? data.test_batch
+                                                                         : std::max<int64_t>(config.batch_size, 256))
                                          .num_workers(config.workers)
                                          .seed(config.seed + 2)
                                          .transform(data.test_transform));
@@ -118,6 +194,7 @@ void resume(TrainingRun& run) {
   Checkpoint c = read_checkpoint(run.config.resume, /*talk=*/false);
   restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
   run.progress = c.progress;
+  run.progress.carried = my_streams(c.progress.carried, run.ranks);
   run.resumed_from = c.path;
   run.resumed_from_step = c.progress.step;
   run.loader.load_state(run.progress.loader);
@@ -164,8 +241,10 @@ void announce(const TrainingRun& run) {
 
 void TrainingRun::save_checkpoint() const {
   check_finite(*model, progress, out);  // on every rank: they hold the same weights and stop together
+  TrainProgress saved = progress;
+  saved.carried = all_streams(progress.carried, ranks);  // collective: every rank takes part
   if (ranks.leader())
-    save_run_checkpoint(out, run_id, config, data.spec, progress, *model, *optimizer, schedule.scheduler.get());
+    save_run_checkpoint(out, run_id, config, data.spec, saved, *model, *optimizer, schedule.scheduler.get());
   ranks.barrier();
 }
 
@@ -184,7 +263,7 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
   if (!config.init_from.empty() && config.resume.empty())
     not_loaded = init_from(*model, config.init_from, ranks.leader() ? static_cast<std::ostream&>(std::cerr) : quiet);
   std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(config, freeze(*model, config.freeze, not_loaded));
-  ModelCall call = wrap_model(model, config.devices, ranks);
+  ModelCall call = wrap_model(model, config.devices, ranks, data.carry_state);
   data::DataLoader loader = make_train_loader(config, data, ranks);
   data::DataLoader test_loader = make_test_loader(config, data);
   Schedule schedule = make_schedule(config, *optimizer, loader.num_batches());

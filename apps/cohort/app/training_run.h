@@ -34,6 +34,9 @@ struct ModelCall {
   std::function<Tensor(const Tensor&)> forward;
   std::shared_ptr<nn::Module> distributed;                    // null in one process
   distributed::Reducer* reducer = nullptr;                    // distributed's, null in one process
+  // char-lstm on streams (DataSetup::carry_state): (x, h, c) -> (logits, h_n, c_n) through the same
+  // wrappers, each row's state going to the replica of its row; null otherwise.
+  std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)> forward_carry;
 };
 
 struct TrainingRun {

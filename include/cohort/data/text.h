@@ -61,4 +61,26 @@ class CharSequences : public IndexedDataset {
   std::vector<std::string> classes_;
 };
 
+// The text as `streams` contiguous streams, each cut into windows of seq_len + 1 characters (the
+// batching of truncated backpropagation through time, as PyTorch's word_language_model): stream s
+// is the characters [s * L, (s + 1) * L] with L = (n - 1) / streams (the last few characters of the
+// text are left out), its window w starts at s * L + w * seq_len, and example k is window
+// k / streams of stream k % streams. Read in order in batches of `streams`, batch b holds window b
+// of every stream, and row i of each batch continues row i of the batch before: a recurrent model
+// carries its state from one batch to the next. Throws cohort::Error when seq_len < 1, streams < 1,
+// or a stream is shorter than one window.
+class CharStreams : public IndexedDataset {
+ public:
+  CharStreams(std::string_view text, const CharVocab& vocab, int64_t seq_len, int64_t streams);
+  int64_t size() const override { return windows_ * streams_; }
+  Example<> get(int64_t index) const override;
+  std::vector<std::string> classes() const override { return classes_; }
+  int64_t streams() const { return streams_; }
+
+ private:
+  Tensor ids_;
+  int64_t seq_len_, streams_, stream_len_ = 0, windows_ = 0;
+  std::vector<std::string> classes_;
+};
+
 }  // namespace cohort::data

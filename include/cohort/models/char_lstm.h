@@ -4,10 +4,14 @@
 //   batch_first) -> [N, T, 256] -> fc -> logits [N * T, vocab]
 // The logits are flattened over batch and time, so the trainer's classification loss and accuracy
 // count every position of every window (the target [N, T] flattens alike). ModelOptions:
-// num_classes is the vocabulary size; in_channels and image_size are not used. Each window starts
-// from a zero state: backpropagation is truncated at the window's length.
+// num_classes is the vocabulary size; in_channels and image_size are not used. forward(x) starts
+// each window from a zero state; forward(x, h, c) continues from a given state and returns the
+// final one, for training on consecutive windows of streams (data::CharStreams) with the state
+// carried, detached, from one batch to the next (truncated backpropagation through time).
 //   auto lm = models::create("char-lstm", models::ModelOptions().num_classes(96));
 #pragma once
+
+#include <tuple>
 
 #include "cohort/models/model.h"
 #include "cohort/nn/embedding.h"
@@ -22,6 +26,9 @@ class CharLSTM : public Model {
   explicit CharLSTM(const ModelOptions& options = ModelOptions().num_classes(96));
   // x int64 [N, T] -> [N * T, num_classes]. Throws for another shape or dtype.
   Tensor forward(const Tensor& x) override;
+  // x int64 [N, T]; h, c [N, kLayers, kHidden] (batch first, so that DataParallel hands each replica
+  // the states of its rows). Returns {logits [N * T, num_classes], h_n, c_n}, the states as h and c.
+  std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& x, const Tensor& h, const Tensor& c);
   std::shared_ptr<Model> create_fresh() const override;
 
   nn::Embedding embedding{nullptr};

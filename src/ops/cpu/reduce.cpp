@@ -207,6 +207,44 @@ void run_reduction(const R& r, const Tensor& out, const Tensor& in, IntArrayRef 
     for (int64_t i = 0; i < n_out; ++i) o[i] = r.finish(r.init(), 0);
     return;
   }
+  // Dims that are one run of equal steps ([T, N, C] over T and N) walk as one dim, in the same order.
+  auto coalesced = [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+    std::pair<std::vector<int64_t>, std::vector<int64_t>> run;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (!run.first.empty() && run.second.back() == strides[d] * sizes[d]) {
+        run.first.back() *= sizes[d];
+        run.second.back() = strides[d];
+      } else {
+        run.first.push_back(sizes[d]);
+        run.second.push_back(strides[d]);
+      }
+    }
+    return run;
+  };
+  const auto [kept_run_sizes, kept_run_strides] = coalesced(kept_sizes, kept_strides);
+  const auto [red_run_sizes, red_run_strides] = coalesced(red_sizes, red_strides);
+  if (kept_run_sizes.size() == 1 && red_run_sizes.size() == 1 && kept_run_strides[0] == static_cast<int64_t>(sizeof(T)) &&
+      red_run_strides[0] != static_cast<int64_t>(sizeof(T)) && n_out >= 16) {
+    // Columns of a matrix ([R, C] summed over R, as a bias gradient): a block of adjacent outputs is
+    // walked row by row, so each row is read once, in order, instead of each column with a stride
+    // of a row. Each output still adds its elements one at a time in row order, as the loop below,
+    // so the results are the same bits.
+    constexpr int64_t kBlock = 64;
+    const int64_t s = red_run_strides[0] / static_cast<int64_t>(sizeof(T));
+    const int64_t blocks = (n_out + kBlock - 1) / kBlock;
+    parallel_for(blocks, std::max<int64_t>(1, kParallelGrain / (n_red * kBlock)), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const int64_t first = b * kBlock, count = std::min(kBlock, n_out - first);
+        Acc acc[kBlock];
+        for (int64_t k = 0; k < count; ++k) acc[k] = r.init();
+        const T* col = reinterpret_cast<const T*>(base) + first;
+        for (int64_t i = 0; i < n_red; ++i)
+          for (int64_t k = 0; k < count; ++k) r.run(acc[k], col + i * s + k, s, 1);
+        for (int64_t k = 0; k < count; ++k) o[first + k] = r.finish(acc[k], n_red);
+      }
+    });
+    return;
+  }
   if (n_out >= 16 || n_red < 2 * kChunk) {
     // One output per iteration; outputs in order of `out` (contiguous, kept dims in order).
     parallel_for(n_out, std::max<int64_t>(1, kParallelGrain / n_red), [&](int64_t begin, int64_t end) {
