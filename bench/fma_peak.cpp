@@ -8,6 +8,7 @@
 //                      "amx_bf16_peak_gflops <best of 5 runs, one thread>"  (0 without AMX or the kernel's leave)
 // On CPUs with AMX (Intel Sapphire Rapids and later) the tile unit, not vdpbf16ps, is the bfloat16 peak
 // that oneDNN's bf16 matmul and convolution run against.
+#include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -111,11 +112,12 @@ int main() {
   for (int i = 0; i < 5; ++i) best = std::max(best, avx512 ? peak512() : peak256());
   std::printf("fma_peak_gflops %.1f isa %s\n", best, avx512 ? "avx512" : "avx2");
   double bf16 = 0;
-  if (__builtin_cpu_supports("avx512bf16"))
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;  // cpuid: clang 14's __builtin_cpu_supports knows neither name
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 5)))  // AVX512_BF16
     for (int i = 0; i < 5; ++i) bf16 = std::max(bf16, peak_bf16());
   std::printf("bf16_peak_gflops %.1f\n", bf16);
   double amx = 0;
-  if (__builtin_cpu_supports("amx-bf16") && request_amx())
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 22)) && request_amx())  // AMX-BF16
     for (int i = 0; i < 5; ++i) amx = std::max(amx, peak_amx_bf16());
   std::printf("amx_bf16_peak_gflops %.1f\n", amx);
 }

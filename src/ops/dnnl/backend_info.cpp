@@ -4,6 +4,8 @@
 
 #include "cohort/ops/backend.h"
 
+#include "ops/cpu/reduced.h"
+
 namespace cohort {
 
 namespace {
@@ -33,9 +35,12 @@ BackendInfo backend_info() {
   info.cpu_isa = isa_name(dnnl_get_effective_cpu_isa());
   info.openmp = std::to_string(_OPENMP);
   info.winograd = winograd_implementation();
-  info.bfloat16 = __builtin_cpu_supports("amx-bf16")      ? "AMX tiles"
-                  : __builtin_cpu_supports("avx512bf16") ? "AVX512_BF16"
-                                                          : "none";
+  // oneDNN's ISA says whether it may use the tiles (the CPU has them and the kernel grants them);
+  // the conversions' ISA whether the CPU has AVX512_BF16.
+  const bool bf16_instructions = std::string(kernel::vec::bfloat16_conversion_isa()) == "avx512_bf16";
+  info.bfloat16 = info.cpu_isa.find("amx") != std::string::npos ? "AMX tiles"
+                  : bf16_instructions                            ? "AVX512_BF16"
+                                                                 : "none";
   return info;
 }
 
