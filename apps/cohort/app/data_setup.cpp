@@ -154,8 +154,7 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
   d.spec.classes = d.test->classes();
   // Augmentation (CIFAR's crops and flips, a folder's flips) was set above; the rest train on what
   // they are tested on.
-  d.test_transform = inference_transform(d.spec);
-  if (!d.train_transform) d.train_transform = d.test_transform;
+  if (!d.train_transform) d.train_transform = inference_transform(d.spec);
   if (config.limit > 0) {
     if (d.train) d.train = std::make_shared<Prefix>(d.train, std::min(config.limit, d.train->size()));
     d.test = std::make_shared<Prefix>(d.test, std::min(config.limit, d.test->size()));

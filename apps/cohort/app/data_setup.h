@@ -20,8 +20,8 @@ inline constexpr int64_t kValidationStreams = 64;
 
 struct DataSetup {
   std::shared_ptr<const data::IndexedDataset> train, test;  // train is null when only the test split was asked for
-  data::Transform train_transform, test_transform;
-  DataSpec spec;       // what the model is shaped for; checkpoints carry it
+  data::Transform train_transform;  // with augmentation; the test set's is inference_transform(spec)
+  DataSpec spec;                    // what the model is shaped for; checkpoints carry it
   std::string prompt;  // text: the start of the validation text, to continue in samples
   // text with char-lstm: the training set is data::CharStreams of --batch-size streams and the
   // validation set of kValidationStreams, both read in order, and the LSTM's state is carried from

@@ -1,9 +1,9 @@
 // Evaluation over a DataLoader, and its printed and JSON forms.
 #include "app/evaluate.h"
+#include "app/carried_state.h"
 #include "app/json_text.h"
 
 #include "cohort/models/char_lstm.h"
-#include "cohort/ops/creation.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -32,18 +32,9 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
   auto* lm = dynamic_cast<models::CharLSTM*>(&model);
   COHORT_CHECK(!carry_state || lm != nullptr, "evaluate: carrying the state needs the char-lstm model, got ",
                model.arch());
-  std::vector<Tensor> state;  // h, c [rows, layers, hidden] for the next batch
-  auto forward = [&](const Tensor& x) {
-    if (!carry_state) return model.forward(x);
-    const int64_t rows = x.size(0);
-    if (state.empty() || state[0].size(0) < rows) {
-      const Shape shape{rows, models::CharLSTM::kLayers, models::CharLSTM::kHidden};
-      state = {zeros(shape, kFloat32), zeros(shape, kFloat32)};
-    }
-    auto [logits, h, c] = lm->forward(x, state[0].narrow(0, 0, rows), state[1].narrow(0, 0, rows));
-    state = {h, c};
-    return logits;
-  };
+  std::vector<Tensor> state;  // h, c for the next batch
+  const CarryingForward carrying = [lm](const Tensor& x, const Tensor& h, const Tensor& c) { return lm->forward(x, h, c); };
+  auto forward = [&](const Tensor& x) { return carry_state ? forward_carrying(state, x, carrying) : model.forward(x); };
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();

@@ -89,6 +89,7 @@ void write_prediction_samples(const std::string& path, models::Model& model, con
   std::vector<Tensor> shown, inputs;
   std::vector<int64_t> truth;
   Generator unused(0);
+  const data::Transform transform = inference_transform(data.spec);
   const data::Transform to_tensor = data::transforms::ToTensor();
   for (int64_t i = 0; i < n; ++i) {
     data::Example<> e = data.test->get(i);
@@ -97,7 +98,7 @@ void write_prediction_samples(const std::string& path, models::Model& model, con
     if (image.dtype() == kUInt8 && (image.size(0) != data.spec.image_size || image.size(1) != data.spec.image_size))
       image = data::transforms::detail::resize(image, data.spec.image_size, data.spec.image_size);
     shown.push_back(to_tensor(image, unused));
-    inputs.push_back(data.test_transform(e.data, unused));
+    inputs.push_back(transform(e.data, unused));
     truth.push_back(e.target.item<int64_t>());
   }
   NoGradGuard no_grad;

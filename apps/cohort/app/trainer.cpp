@@ -51,6 +51,7 @@
 // way, as kValidationStreams streams with the state carried (evaluate). The char-transformer keeps
 // independent windows.
 #include "app/trainer.h"
+#include "app/carried_state.h"
 
 #include <algorithm>
 #include <signal.h>
@@ -65,7 +66,6 @@
 
 #include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
-#include "cohort/models/char_lstm.h"
 #include "cohort/nn/functional/loss.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -116,22 +116,9 @@ Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
 // the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
 // model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
 // throws before the update, so no NaN reaches the weights or a checkpoint.
-// The char-lstm's forward from the carried state, which it then replaces (Note [Carried state]). A
-// batch with fewer rows (the last of a --limit'ed set) holds the first streams.
-Tensor forward_carrying(TrainingRun& run, const Tensor& x) {
-  std::vector<Tensor>& carried = run.progress.carried;
-  const int64_t rows = x.size(0);
-  if (carried.empty() || carried[0].size(0) < rows) {
-    const Shape shape{rows, models::CharLSTM::kLayers, models::CharLSTM::kHidden};
-    carried = {zeros(shape, kFloat32), zeros(shape, kFloat32)};
-  }
-  auto [logits, h, c] = run.call.forward_carry(x, carried[0].narrow(0, 0, rows), carried[1].narrow(0, 0, rows));
-  carried = {h.detach(), c.detach()};
-  return logits;
-}
-
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
-  Tensor logits = run.call.forward_carry ? forward_carrying(run, batch.data) : run.forward(batch.data);
+  Tensor logits = run.call.forward_carry ? forward_carrying(run.progress.carried, batch.data, run.call.forward_carry)
+                                         : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});
   const int64_t per_sample = target.numel() / std::max<int64_t>(batch.size(), 1);
   const double vote = interrupt_requested() ? 1 : 0;

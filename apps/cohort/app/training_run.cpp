@@ -8,6 +8,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cohort/core/device.h"
@@ -97,35 +98,31 @@ Ranks join_processes(const TrainConfig& config) {
 
 // With several devices DataParallel splits each batch; with several processes
 // DistributedDataParallel wraps that (or the model) and averages the gradients over the processes.
-// The same wrappers of the char-lstm, with its state: DataParallel splits x, h and c by rows, so each
-// replica gets the states of its rows, and gathers the final states in row order.
+// A char-lstm on streams is also called with its state (forward_carry) through the same wrappers:
+// DataParallel splits x, h and c by rows, so each replica gets the states of its rows, and gathers
+// the final states in row order.
 template <class M>
-void set_carrying_call(ModelCall& call, const std::shared_ptr<M>& module) {
-  call.forward = [module](const Tensor& x) { return module->forward(x); };
-  call.forward_carry = [module](const Tensor& x, const Tensor& h, const Tensor& c) { return module->forward(x, h, c); };
-}
-
-ModelCall wrap_carrying(const std::shared_ptr<models::CharLSTM>& lm, const std::vector<Device>& devices,
-                        const Ranks& ranks) {
+ModelCall wrap(const std::shared_ptr<M>& model, const std::vector<Device>& devices, const Ranks& ranks) {
   ModelCall call;
-  if (devices.size() > 1) {
-    auto parallel = std::make_shared<nn::DataParallel<models::CharLSTM>>(lm, devices);
-    if (ranks.group()) {
-      auto ddp = std::make_shared<distributed::DistributedDataParallel<nn::DataParallel<models::CharLSTM>>>(
-          parallel, ranks.group());
-      set_carrying_call(call, ddp);
-      call.distributed = ddp;
-      call.reducer = &ddp->reducer();
-    } else {
-      set_carrying_call(call, parallel);
-    }
-  } else if (ranks.group()) {
-    auto ddp = std::make_shared<distributed::DistributedDataParallel<models::CharLSTM>>(lm, ranks.group());
-    set_carrying_call(call, ddp);
+  auto expose = [&call](const auto& module) {
+    call.forward = [module](const Tensor& x) { return module->forward(x); };
+    if constexpr (std::is_same_v<M, models::CharLSTM>)
+      call.forward_carry = [module](const Tensor& x, const Tensor& h, const Tensor& c) {
+        return module->forward(x, h, c);
+      };
+  };
+  auto distribute = [&](const auto& module) {
+    using Wrapped = typename std::decay_t<decltype(module)>::element_type;
+    auto ddp = std::make_shared<distributed::DistributedDataParallel<Wrapped>>(module, ranks.group());
+    expose(ddp);
     call.distributed = ddp;
     call.reducer = &ddp->reducer();
+  };
+  if (devices.size() > 1) {
+    auto parallel = std::make_shared<nn::DataParallel<M>>(model, devices);
+    ranks.group() ? distribute(parallel) : expose(parallel);
   } else {
-    set_carrying_call(call, lm);
+    ranks.group() ? distribute(model) : expose(model);
   }
   return call;
 }
@@ -133,34 +130,11 @@ ModelCall wrap_carrying(const std::shared_ptr<models::CharLSTM>& lm, const std::
 ModelCall wrap_model(const std::shared_ptr<models::Model>& model, const std::string& devices_spec,
                      const Ranks& ranks, bool carry_state) {
   const std::vector<Device> devices = parse_devices(devices_spec);
-  if (carry_state) {
-    auto lm = std::dynamic_pointer_cast<models::CharLSTM>(model);
-    COHORT_CHECK(lm != nullptr, "cohort train: carrying the state between batches needs the char-lstm model, got ",
-                 model->arch());
-    return wrap_carrying(lm, devices, ranks);
-  }
-  ModelCall call;
-  if (devices.size() > 1) {
-    call.parallel = std::make_shared<nn::DataParallel<models::Model>>(model, devices);
-    call.forward = [parallel = call.parallel](const Tensor& x) { return parallel->forward(x); };
-  } else {
-    call.forward = [model](const Tensor& x) { return model->forward(x); };
-  }
-  if (ranks.group()) {
-    if (call.parallel) {
-      auto ddp = std::make_shared<distributed::DistributedDataParallel<nn::DataParallel<models::Model>>>(
-          call.parallel, ranks.group());
-      call.forward = [ddp](const Tensor& x) { return ddp->forward(x); };
-      call.distributed = ddp;
-      call.reducer = &ddp->reducer();
-    } else {
-      auto ddp = std::make_shared<distributed::DistributedDataParallel<models::Model>>(model, ranks.group());
-      call.forward = [ddp](const Tensor& x) { return ddp->forward(x); };
-      call.distributed = ddp;
-      call.reducer = &ddp->reducer();
-    }
-  }
-  return call;
+  if (!carry_state) return wrap(model, devices, ranks);
+  auto lm = std::dynamic_pointer_cast<models::CharLSTM>(model);
+  COHORT_CHECK(lm != nullptr, "cohort train: carrying the state between batches needs the char-lstm model, got ",
+               model->arch());
+  return wrap(lm, devices, ranks);
 }
 
 // This process's share of each batch of the training set. With several processes, a
@@ -185,7 +159,7 @@ data::DataLoader make_test_loader(const TrainConfig& config, const DataSetup& da
                                                                          : std::max<int64_t>(config.batch_size, 256))
                                          .num_workers(config.workers)
                                          .seed(config.seed + 2)
-                                         .transform(data.test_transform));
+                                         .transform(inference_transform(data.spec)));
 }
 
 // Restores the newest checkpoint of config.resume: weights, optimizer, scheduler, the default

@@ -24,19 +24,19 @@
 #include "app/ranks.h"
 #include "app/run_dir.h"
 #include "app/run_checkpoint.h"
+#include "app/carried_state.h"
 
 namespace cohort::app {
 
 // How a training step calls the model: the model itself on one device, nn::DataParallel over
 // several (--devices), and DistributedDataParallel around either when there are several processes.
 struct ModelCall {
-  std::shared_ptr<nn::DataParallel<models::Model>> parallel;  // null on one device
   std::function<Tensor(const Tensor&)> forward;
-  std::shared_ptr<nn::Module> distributed;                    // null in one process
-  distributed::Reducer* reducer = nullptr;                    // distributed's, null in one process
-  // char-lstm on streams (DataSetup::carry_state): (x, h, c) -> (logits, h_n, c_n) through the same
-  // wrappers, each row's state going to the replica of its row; null otherwise.
-  std::function<std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&)> forward_carry;
+  std::shared_ptr<nn::Module> distributed;  // null in one process
+  distributed::Reducer* reducer = nullptr;  // distributed's, null in one process
+  // char-lstm on streams (DataSetup::carry_state): the same wrappers called with the state, each
+  // row's state going to the replica of its row; null otherwise.
+  CarryingForward forward_carry;
 };
 
 struct TrainingRun {
