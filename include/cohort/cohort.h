@@ -35,6 +35,7 @@
 // pointwise, activations, dropout, reductions, shapes, convolution, pooling, normalisation, losses,
 // embedding, optimizer steps), the compute backends
 #include "cohort/ops/activation.h"
+#include "cohort/ops/autocast.h"
 #include "cohort/ops/backend.h"
 #include "cohort/ops/convolution.h"
 #include "cohort/ops/copy.h"

@@ -40,6 +40,7 @@
 #include "core/device_executor.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/threads.h"
+#include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -73,6 +74,8 @@ struct GraphTask {
   detail::DeviceExecutor* owner_executor = nullptr;
   std::atomic<bool> finished{false};
   bool create_graph = false;
+  // The caller's autocast state: a node runs as it would on the caller's thread, wherever it runs.
+  autocast::State autocast_state;
   // For grad(): gradients arriving at these nodes are captured instead of applied, and only the
   // nodes in `needed` run (Note [Backward engine]).
   bool grad_call = false;
@@ -141,6 +144,7 @@ void execute(GraphTask* task, Node* node) {
     }
     if (!stopped && grad.defined()) {
       AutoGradMode mode(task->create_graph);
+      autocast::StateGuard autocast_scope(task->autocast_state);
       grad = node->run_pre_hooks(std::move(grad));
       auto capture = task->captures.find(node);
       if (capture != task->captures.end()) task->captured[capture->second] = grad;
@@ -266,6 +270,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
                " tensors but ", grad_outputs.size(), " gradients");
   auto task = std::make_shared<GraphTask>();
   task->create_graph = create_graph;
+  task->autocast_state = autocast::current_state();
   bool keep_graph = retain_graph.value_or(create_graph);
 
   std::vector<std::shared_ptr<Node>> roots;

@@ -14,6 +14,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/rnn.h"
 #include "cohort/ops/shape.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort::nn {
 namespace detail {
@@ -268,10 +269,33 @@ std::pair<Tensor, std::vector<Tensor>> run_layers(const RNNConfig& c, const std:
   return {x, states};
 }
 
+// Under autocast (ops/autocast.h) a recurrent layer computes as PyTorch 1.13's does: RNN (tanh, relu)
+// in the autocast dtype, as its steps are linear layers there; LSTM and GRU in their input's dtype,
+// their parameters and initial states cast to it (float32 stays float32). float64 is never cast.
+DType autocast_dtype(const RNNConfig& c, DType input) {
+  const bool plain = c.mode == RNNMode::RNNTanh || c.mode == RNNMode::RNNReLU;
+  return plain && input != kFloat64 ? autocast::get_autocast_cpu_dtype() : input;
+}
+
+Tensor cast_to(const Tensor& t, DType dtype) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == dtype || t.dtype() == kFloat64) return t;
+  return dtype == autocast::get_autocast_cpu_dtype() ? autocast::to_lower(t) : t.to(dtype);
+}
+
+std::vector<Tensor> cast_all(std::vector<Tensor> tensors, DType dtype) {
+  for (Tensor& t : tensors) t = cast_to(t, dtype);
+  return tensors;
+}
+
 }  // namespace
 
 std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std::vector<Tensor>& weights,
                                                    bool training, const Tensor& input, std::vector<Tensor> hx) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    const DType dtype = autocast_dtype(c, input.dtype());
+    return rnn_forward(c, cast_all(weights, dtype), training, cast_to(input, dtype), cast_all(std::move(hx), dtype));
+  }
   check_input(c, input, 3, weights);
   const bool batched = input.dim() == 3, lstm = c.mode == RNNMode::LSTM;
   // Time-major [T, N, I] inside.
@@ -298,6 +322,13 @@ std::pair<utils::rnn::PackedSequence, std::vector<Tensor>> rnn_forward_packed(co
                                                                             bool training,
                                                                             const utils::rnn::PackedSequence& input,
                                                                             std::vector<Tensor> hx) {
+  if (autocast::active() && input.data().defined()) {
+    autocast::CastOpScope cast;
+    const DType dtype = autocast_dtype(c, input.data().dtype());
+    utils::rnn::PackedSequence cast_input(cast_to(input.data(), dtype), input.batch_sizes(), input.sorted_indices(),
+                                          input.unsorted_indices());
+    return rnn_forward_packed(c, cast_all(weights, dtype), training, cast_input, cast_all(std::move(hx), dtype));
+  }
   const Tensor& data = input.data();
   COHORT_CHECK(input.defined() && data.dim() == 2, name_of(c), ": a PackedSequence's data should be 2-d [steps, ",
                "input_size], got ", data.defined() ? data.sizes().vec() : Shape{});
@@ -328,6 +359,11 @@ std::pair<utils::rnn::PackedSequence, std::vector<Tensor>> rnn_forward_packed(co
 
 std::vector<Tensor> rnn_cell_forward(const RNNConfig& c, const std::vector<Tensor>& w, const Tensor& input,
                                      std::vector<Tensor> hx) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    const DType dtype = autocast_dtype(c, input.dtype());
+    return rnn_cell_forward(c, cast_all(w, dtype), cast_to(input, dtype), cast_all(std::move(hx), dtype));
+  }
   check_input(c, input, 2, w);
   const bool batched = input.dim() == 2, lstm = c.mode == RNNMode::LSTM;
   Tensor x = batched ? input : input.unsqueeze(0);

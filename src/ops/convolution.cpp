@@ -11,6 +11,7 @@
 #include "ops/cpu/conv_kernels.h"
 #include "ops/internal.h"
 #include "autograd/trace.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort {
 
@@ -289,29 +290,53 @@ Tensor conv_transpose_nd(const char* op, const Tensor& input, const Tensor& weig
 
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv_transpose1d(autocast::to_float32(input), autocast::to_float32(weight), autocast::to_float32(bias), stride, padding, output_padding, groups, dilation);
+  }
   return conv_transpose_nd<1>("conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
                               dilation);
 }
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv_transpose2d(autocast::to_float32(input), autocast::to_float32(weight), autocast::to_float32(bias), stride, padding, output_padding, groups, dilation);
+  }
   return conv_transpose_nd<2>("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                               dilation);
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv1d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding, dilation, groups);
+  }
   return conv_nd<1>("conv1d", input, weight, bias, stride, PaddingMode::Explicit, padding, dilation, groups);
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv1d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding, dilation, groups);
+  }
   return conv_nd<1>("conv1d", input, weight, bias, stride, padding_mode("conv1d", padding), {}, dilation, groups);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv2d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding, dilation, groups);
+  }
   return conv_nd<2>("conv2d", input, weight, bias, stride, PaddingMode::Explicit, padding, dilation, groups);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv2d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding, dilation, groups);
+  }
   return conv_nd<2>("conv2d", input, weight, bias, stride, padding_mode("conv2d", padding), {}, dilation, groups);
 }
 

@@ -131,7 +131,9 @@ using AxisPtr = std::shared_ptr<const Axis>;
 
 // [N, C, H, W] -> [N, C, H_out, W_out] (or back, transposed). Recorded, so it differentiates itself.
 Tensor resample2d(const Tensor& input, const AxisPtr& ah, const AxisPtr& aw, bool transpose, const char* name) {
-  Tensor x = input.detach().contiguous();
+  // bfloat16 and float16 resample in float32, rounded once (Note [Reduced floating dtypes]).
+  const bool narrow = is_reduced_floating_point(input.dtype());
+  Tensor x = narrow ? input.detach().to(kFloat32) : input.detach().contiguous();
   const int64_t n = x.size(0), c = x.size(1);
   const int64_t h_out = transpose ? ah->in : ah->out, w_out = transpose ? aw->in : aw->out;
   const int64_t h_in = x.size(2), w_in = x.size(3);
@@ -148,6 +150,7 @@ Tensor resample2d(const Tensor& input, const AxisPtr& ah, const AxisPtr& aw, boo
       resample_axis<T>(tmp.data(), out.data_ptr<T>(), n * c * h_out, 1, *aw, true);
     }
   });
+  if (narrow) out = out.to(input.dtype());
   return autograd::record(name, out, {input}, [ah, aw, transpose, name](const Tensor& g) {
     return std::vector<Tensor>{resample2d(g, ah, aw, !transpose, name)};
   });
@@ -157,7 +160,7 @@ void check_input(const char* op, const Tensor& input, IntArrayRef output_size) {
   detail::check_defined(op, input);
   COHORT_CHECK(input.dim() == 4, op, ": expected a 4-d input [N, C, H, W], got input of shape ", input.sizes());
   COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()), op,
-                  ": expected a floating-point input (float32 or float64), got ", input.dtype());
+                  ": expected a floating-point input, got ", input.dtype());
   COHORT_CHECK(input.size(2) > 0 && input.size(3) > 0 && input.size(1) > 0, op,
                ": expected non-empty channel and spatial dims, got input of shape ", input.sizes());
   COHORT_CHECK(output_size.size() == 2 && output_size[0] > 0 && output_size[1] > 0, op,
@@ -178,7 +181,8 @@ Tensor upsample_bilinear2d(const Tensor& input, IntArrayRef output_size, bool al
                            std::optional<double> scale_h, std::optional<double> scale_w, bool antialias) {
   check_input("upsample_bilinear2d", input, output_size);
   const int64_t h = input.size(2), w = input.size(3);
-  return dispatch_floating(input.dtype(), "upsample_bilinear2d", [&](auto tag) {
+  const DType compute = is_reduced_floating_point(input.dtype()) ? kFloat32 : input.dtype();
+  return dispatch_floating(compute, "upsample_bilinear2d", [&](auto tag) {
     using T = decltype(tag);
     auto make = [&](int64_t in, int64_t out, std::optional<double> s) {
       return std::make_shared<const Axis>(antialias ? antialias_axis<T>(in, out, align_corners, s)

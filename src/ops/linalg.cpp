@@ -12,6 +12,7 @@
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
 #include "autograd/trace.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort {
 
@@ -44,6 +45,10 @@ bool is_column_major(const Tensor& t) {
 }  // namespace
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return bmm(autocast::to_lower(a), autocast::to_lower(b));
+  }
   detail::check_defined("bmm", a, "first");
   detail::check_defined("bmm", b, "second");
   COHORT_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected two 3-d tensors, got ", a.sizes(), " and ", b.sizes());
@@ -62,6 +67,10 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return mm(autocast::to_lower(a), autocast::to_lower(b));
+  }
   trace::OpScope trace("matmul");
   detail::check_defined("mm", a, "first");
   detail::check_defined("mm", b, "second");
@@ -124,6 +133,10 @@ Tensor matmul_untraced(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return matmul(autocast::to_lower(a), autocast::to_lower(b));
+  }
   trace::OpScope trace("matmul");
   Tensor out = matmul_untraced(a, b);
   if (trace) trace.record({a, b}, out);
@@ -131,6 +144,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return addmm(autocast::to_lower(input), autocast::to_lower(a), autocast::to_lower(b), beta, alpha);
+  }
   trace::OpScope trace("addmm");
   Tensor prod = mm(a, b);
   if (alpha.to_double() != 1) prod = prod * alpha;
@@ -141,6 +158,10 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
 
 Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                const Scalar& alpha) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return baddbmm(autocast::to_lower(input), autocast::to_lower(batch1), autocast::to_lower(batch2), beta, alpha);
+  }
   detail::check_defined("baddbmm", input, "input");
   Tensor prod = bmm(batch1, batch2);
   COHORT_CHECK(input.dim() <= 3, "baddbmm: expected an input that broadcasts to ", prod.sizes(), ", got input of shape ",
@@ -174,6 +195,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   COHORT_CHECK(a.dim() == 1 && b.dim() == 1, "dot: expected 1-d tensors, got ", a.sizes(), " and ", b.sizes());
   COHORT_CHECK(a.size(0) == b.size(0), "dot: inconsistent tensor size, expected tensor [", a.size(0),
                "] and src [", b.size(0), "] to have the same number of elements");
+  autocast::CastOpScope as_called;  // PyTorch's autocast leaves dot in its inputs' dtype
   return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
 }
 

@@ -3,10 +3,15 @@
 
 #include "cohort/ops/pointwise.h"
 #include "autograd/trace.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return linear(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias));
+  }
   trace::OpScope trace("linear");
   COHORT_CHECK(input.defined() && weight.defined(), "linear: input and weight must be defined");
   COHORT_CHECK(weight.dim() == 2, "linear: expected a 2-d weight [out_features, in_features], got shape ", weight.sizes());

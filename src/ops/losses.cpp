@@ -8,6 +8,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort {
 
@@ -33,16 +34,28 @@ void check_same_shape(const char* op, const Tensor& input, const Tensor& target)
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return mse_loss(autocast::to_float32(input), autocast::to_float32(target), reduction);
+  }
   check_same_shape("mse_loss", input, target);
   return reduce_loss(square(input - target), reduction);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return l1_loss(autocast::to_float32(input), autocast::to_float32(target), reduction);
+  }
   check_same_shape("l1_loss", input, target);
   return reduce_loss(abs(input - target), reduction);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return smooth_l1_loss(autocast::to_float32(input), autocast::to_float32(target), reduction, beta);
+  }
   check_same_shape("smooth_l1_loss", input, target);
   COHORT_CHECK(beta >= 0, "smooth_l1_loss: beta must be non-negative, got ", beta);
   Tensor d = abs(input - target);
@@ -52,6 +65,10 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
 
 Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                           int64_t ignore_index, double label_smoothing) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return cross_entropy_loss(autocast::to_float32(input), target, autocast::to_float32(weight), reduction, ignore_index, label_smoothing);
+  }
   COHORT_CHECK(input.defined() && target.defined(), "cross_entropy: input and target must be defined");
   COHORT_CHECK(input.dim() >= 1, "cross_entropy: expected logits with a class dim, got shape ", input.sizes());
   const double eps = label_smoothing;
@@ -101,6 +118,10 @@ Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const Tenso
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return huber_loss(autocast::to_float32(input), autocast::to_float32(target), reduction, delta);
+  }
   check_same_shape("huber_loss", input, target);
   COHORT_CHECK(delta > 0, "huber_loss: delta must be positive, got ", delta);
   Tensor d = abs(input - target);
@@ -108,6 +129,10 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return binary_cross_entropy(autocast::to_float32(input), autocast::to_float32(target), autocast::to_float32(weight), reduction);
+  }
   check_same_shape("binary_cross_entropy", input, target);
   {
     NoGradGuard no_grad;
@@ -125,6 +150,10 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return binary_cross_entropy_with_logits(autocast::to_float32(input), autocast::to_float32(target), autocast::to_float32(weight), autocast::to_float32(pos_weight), reduction);
+  }
   check_same_shape("binary_cross_entropy_with_logits", input, target);
   // log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), without overflow.
   Tensor neg_log_sigmoid = log1p(exp(-abs(input))) + clamp_min(-input, 0);

@@ -7,6 +7,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/loss_kernels.h"
 #include "ops/internal.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort {
 
@@ -63,6 +64,10 @@ Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& w
 
 Tensor nll_loss(const Tensor& input_in, const Tensor& target_in, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return nll_loss(autocast::to_float32(input_in), target_in, autocast::to_float32(weight), reduction, ignore_index);
+  }
   COHORT_CHECK(input_in.defined() && target_in.defined(), "nll_loss: input and target must be defined");
   COHORT_CHECK_AS(TypeError, target_in.dtype() == kInt64 || target_in.dtype() == kInt32,
                   "nll_loss: expected int64 class indices as target, got ", target_in.dtype(),

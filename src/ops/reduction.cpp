@@ -15,6 +15,7 @@
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
 #include "autograd/trace.h"
+#include "ops/autocast_casts.h"
 
 namespace cohort {
 
@@ -259,7 +260,13 @@ Tensor mean(const Tensor& x, IntArrayRef dims_in, bool keepdim, std::optional<DT
 
 Tensor mean(const Tensor& x, std::optional<DType> dtype) { return mean(x, {}, false, dtype); }
 
-Tensor prod(const Tensor& x) { return reduce_op(ReduceOp::Prod, true, x, {}, false); }
+Tensor prod(const Tensor& x) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return prod(autocast::to_float32(x));
+  }
+  return reduce_op(ReduceOp::Prod, true, x, {}, false);
+}
 
 namespace {
 // all / any as counts: zeros == 0, non-zeros > 0 (a NaN is not equal to 0, so it counts as true).

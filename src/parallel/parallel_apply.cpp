@@ -25,6 +25,7 @@
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
 #include "cohort/core/threads.h"
+#include "cohort/ops/autocast.h"
 
 namespace cohort::parallel::detail {
 
@@ -64,9 +65,11 @@ void run_replicas(const char* op, std::vector<ReplicaJob>& jobs) {
     Generator& caller_generator = default_generator();
     std::vector<std::optional<Generator>> drawn(jobs.size());  // each replica's generator after it ran
     const bool grad_mode = GradMode::is_enabled();
+    const autocast::State autocast_state = autocast::current_state();  // replicas cast as the caller does
     auto run = [&](size_t r) {
       try {
         AutoGradMode mode(grad_mode);
+        autocast::StateGuard autocast_scope(autocast_state);
         ThreadGeneratorScope rng(caller_generator);
         std::optional<BatchSliceScope> slice;
         if (jobs[r].slice) slice.emplace(*jobs[r].slice);

@@ -110,3 +110,26 @@ TEST(Interpolate, ErrorsNameTheOption) {
 }
 
 }  // namespace
+
+// bfloat16 and float16 resample in float32 and round once: the float32 result rounded, forward and
+// backward (the gradient of a narrow input is narrow too).
+TEST(Interpolate, NarrowDtypesAreTheFloat32ResultRounded) {
+  manual_seed(4);
+  Tensor x = randn({2, 3, 5, 7});
+  for (DType t : {kBFloat16, kFloat16}) {
+    for (bool antialias : {false, true}) {
+      Tensor narrow = x.to(t).requires_grad_(true);
+      Tensor wide = narrow.detach().to(kFloat32).requires_grad_(true);
+      Tensor y = upsample_bilinear2d(narrow, {3, 9}, false, std::nullopt, std::nullopt, antialias);
+      Tensor y32 = upsample_bilinear2d(wide, {3, 9}, false, std::nullopt, std::nullopt, antialias);
+      ASSERT_EQ(y.dtype(), t);
+      EXPECT_TRUE(equal(y, y32.to(t))) << t;
+      Tensor g = linspace(-1, 1, y.numel()).reshape(y.sizes());
+      y.backward(g.to(t));
+      y32.backward(g.to(t).to(kFloat32));
+      ASSERT_EQ(narrow.grad().dtype(), t);
+      EXPECT_TRUE(equal(narrow.grad(), wide.grad().to(t))) << t;
+    }
+    EXPECT_EQ(upsample_nearest2d(x.to(t), {10, 14}).dtype(), t);
+  }
+}
