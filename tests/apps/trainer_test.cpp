@@ -157,6 +157,30 @@ TEST(Trainer, ResumeRefusesAChangedRecipe) {
   EXPECT_THAT(err, HasSubstr("--lr 0.1 differs from the resumed run's 0.05"));
 }
 
+// --precision bf16: the forward pass under bfloat16 autocast learns as float32 does, the precision is
+// recorded and printed, checkpoints stay float32, and a resumed run keeps it.
+TEST(Trainer, Bfloat16PrecisionLearnsIsRecordedAndResumeKeepsIt) {
+  const fs::path out = fresh_dir("bf16");
+  auto [code, err] = run_cohort(with(base_flags(out), {"--epochs", "2", "--precision", "bf16"}));
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr(", bfloat16 autocast, output in"));
+  auto records = metrics_of(out);
+  EXPECT_EQ(records.front()["precision"], "bf16");
+  EXPECT_GT(records.back()["test_acc"].get<double>(), 0.9) << records.back().dump();
+  const fs::path last = cohort::app::list_checkpoints(out).back();
+  EXPECT_EQ(cohort::app::read_checkpoint(last).config.precision, "bf16");
+  // The weights and optimizer state stay float32 (a safetensors header names every tensor's dtype).
+  const std::string file = cohort::testing::text_of(last);
+  EXPECT_EQ(file.find("\"BF16\""), std::string::npos);
+  EXPECT_NE(file.find("\"F32\""), std::string::npos);
+  auto [resumed, resume_err] = run_cohort({"train", "--resume", out.string(), "--precision", "f32"});
+  EXPECT_EQ(resumed, 2);
+  EXPECT_THAT(resume_err, HasSubstr("--precision \"f32\" differs from the resumed run's \"bf16\""));
+  auto [bad, bad_err] = run_cohort(with(base_flags(fresh_dir("bf16-bad")), {"--precision", "fp8"}));
+  EXPECT_EQ(bad, 2);
+  EXPECT_THAT(bad_err, HasSubstr("--precision 'fp8' is not known; choose one of f32, bf16, f16"));
+}
+
 TEST(Trainer, DivergingLossStopsWithTheStepAndKeepsTheLastCheckpoint) {
   const fs::path out = fresh_dir("diverge");
   auto [code, err] = run_cohort(with(base_flags(out), {"--lr", "1e6", "--epochs", "2", "--checkpoint-every", "1"}));

@@ -75,6 +75,11 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
                  "Learning-rate schedule: none; step (x0.1 at 1/2 and 3/4 of the epochs); cosine (to 0, per "
                  "epoch); onecycle (warm-up then anneal, per step)")
       ->capture_default_str();
+  cmd.add_option("--precision", c.precision,
+                 "Arithmetic of the forward pass and loss: f32; bf16 or f16 (autocast: matrix products and "
+                 "convolutions in the narrow type, losses in float32, weights and optimizer state float32; f16 "
+                 "adds dynamic loss scaling)")
+      ->capture_default_str();
   cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")
       ->capture_default_str()
       ->check(kUnsigned);

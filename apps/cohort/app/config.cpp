@@ -17,6 +17,7 @@ namespace cohort::app {
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic", "folder", "csv", "text"};
 const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"};
 const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
+const std::vector<std::string> kPrecisions = {"f32", "bf16", "f16"};
 
 std::string join_names(const std::vector<std::string>& names) {
   std::ostringstream out;
@@ -70,6 +71,7 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   s.check(seq_len >= 1, "--seq-len", "must be at least 1, got ", seq_len);
   check_one_of(s, "--optimizer", optimizer, kOptimizers);
   check_one_of(s, "--scheduler", scheduler, kSchedulers);
+  check_one_of(s, "--precision", precision, kPrecisions);
   s.check(epochs >= 1, "--epochs", "must be at least 1, got ", epochs);
   s.check(batch_size >= 1, "--batch-size", "must be at least 1, got ", batch_size);
   // NaN fails every comparison and an infinity passes "> 0": both are refused by name.
@@ -146,7 +148,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"target", c.target},     {"seq_len", c.seq_len},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
-          {"scheduler", c.scheduler}, {"seed", c.seed},           {"workers", c.workers},
+          {"scheduler", c.scheduler}, {"precision", c.precision}, {"seed", c.seed},           {"workers", c.workers},
           {"devices", c.devices},
           {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
           {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every},
@@ -180,6 +182,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.momentum = j.at("momentum");
     c.weight_decay = j.at("weight_decay");
     c.scheduler = j.at("scheduler");
+    c.precision = j.value("precision", "f32");  // absent in checkpoints of older cohorts
     c.seed = j.at("seed").is_number_unsigned() ? j.at("seed").get<uint64_t>()
                                                  : static_cast<uint64_t>(integer_at(j, "seed", where));
     const int64_t workers = integer_at(j, "workers", where);

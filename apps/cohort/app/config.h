@@ -37,6 +37,7 @@ struct TrainConfig {
   double momentum = 0.9;
   double weight_decay = 0;
   std::string scheduler = "none";          // none, step, cosine, onecycle
+  std::string precision = "f32";           // f32; bf16, f16: forward pass and loss under autocast
   uint64_t seed = 0;
   int threads = 0;                         // 0: all cores
   std::string devices = "cpu:0";           // "cpu:0,cpu:1" or a count "2": DataParallel over them
@@ -75,8 +76,8 @@ TrainConfig train_config_from_json(const nlohmann::json& j);
 // integer with undefined behaviour).
 int64_t integer_at(const nlohmann::json& j, const char* key, const std::string& where);
 
-// The choices of --dataset, --optimizer and --scheduler (--model's are models::names()).
-extern const std::vector<std::string> kDatasets, kOptimizers, kSchedulers;
+// The choices of --dataset, --optimizer, --scheduler and --precision (--model's are models::names()).
+extern const std::vector<std::string> kDatasets, kOptimizers, kSchedulers, kPrecisions;
 
 // "a, b, c", for help texts and error messages.
 std::string join_names(const std::vector<std::string>& names);

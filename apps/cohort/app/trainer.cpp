@@ -50,6 +50,14 @@
 // processes) and a resumed run continues from the same state. The validation text is read the same
 // way, as kValidationStreams streams with the state carried (evaluate). The char-transformer keeps
 // independent windows.
+//
+// Note [Mixed precision]
+// --precision bf16 or f16 runs each step's forward pass and loss, and the evaluation, inside an
+// autocast region (cohort/ops/autocast.h): matrix products and convolutions compute in the narrow
+// type, losses in float32, and the weights, their gradients and the optimizer state stay float32, so
+// checkpoints are float32 whatever the precision. The backward pass runs outside the region, as
+// PyTorch recommends (its nodes compute in the dtypes of their forward). DataParallel's replicas
+// inherit the region. The precision is part of the run's configuration: --resume refuses another.
 #include "app/trainer.h"
 #include "app/carried_state.h"
 
@@ -61,12 +69,14 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
 #include "cohort/nn/functional/loss.h"
+#include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -111,12 +121,23 @@ Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
   return weights;
 }
 
+// The dtype of --precision's autocast region (unused for f32).
+DType precision_dtype(const TrainConfig& c) { return c.precision == "f16" ? kHalf : kBFloat16; }
+
+// The test set's evaluation in the run's precision.
+EvalResult evaluate_in_precision(TrainingRun& run) {
+  autocast::AutocastGuard mixed(precision_dtype(run.config), run.config.precision != "f32");
+  return evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
+}
+
 // One optimizer step on `batch`, the `epoch`'s. Returns the batch's sums over the processes (Note
 // [Trainer processes]): its loss times its predictions, its correct predictions, its predictions and
 // the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
 // model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
 // throws before the update, so no NaN reaches the weights or a checkpoint.
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
+  std::optional<autocast::AutocastGuard> mixed;
+  mixed.emplace(precision_dtype(run.config), run.config.precision != "f32");
   Tensor logits = run.call.forward_carry ? forward_carrying(run.progress.carried, batch.data, run.call.forward_carry)
                                          : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});
@@ -146,6 +167,7 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
             static_cast<double>(logits.argmax(1).eq(target).sum().item<int64_t>()),
             static_cast<double>(target.numel()), vote};
   }
+  mixed.reset();  // backward outside the region (Note [Mixed precision])
   if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
   run.optimizer->zero_grad();
   loss.backward();
@@ -266,7 +288,7 @@ void write_final_outputs(TrainingRun& run, const EvalResult& test) {
 // test accuracy.
 double end_epoch(TrainingRun& run, int64_t epoch) {
   TrainProgress& p = run.progress;
-  const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
+  const EvalResult test = evaluate_in_precision(run);
   report_epoch(run, epoch, test);
 
   if (!run.schedule.per_step && run.schedule.scheduler) run.schedule.scheduler->step();
@@ -340,7 +362,7 @@ double run_epochs(TrainingRun& run) {
   // A run killed after its last checkpoint but before the outputs above: resumed, it has no epoch
   // left to train, so it evaluates the restored model and writes them now.
   if (nothing_to_train && run.ranks.leader()) {
-    const EvalResult test = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
+    const EvalResult test = evaluate_in_precision(run);
     test_accuracy = test.accuracy;
     write_final_outputs(run, test);
     write_report(run.out.string());

@@ -207,7 +207,11 @@ void announce(const TrainingRun& run) {
                                             : " test rows from ")
             << run.data.source << "), "
             << get_num_threads() << " threads on " << config.devices
-            << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string()) << ", output in "
+            << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string())
+            << (config.precision == "bf16"  ? ", bfloat16 autocast"
+                : config.precision == "f16" ? ", float16 autocast with loss scaling"
+                                            : "")
+            << ", output in "
             << run.out.string() << "\n";
 }
 
