@@ -10,7 +10,9 @@
 #ifdef COMPAT_COHORT
 #include <cohort/cohort.h>
 namespace torch = cohort;
+namespace at = cohort;
 #else
+#include <ATen/autocast_mode.h>  // at::autocast, which <torch/torch.h> does not bring
 #include <torch/torch.h>
 #endif
 
