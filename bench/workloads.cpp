@@ -1,7 +1,9 @@
 // The benchmark workloads in cohort, one per process run, under the names bench/workloads_torch.py
 // gives the same work in PyTorch; bench/compare runs both and prints the table. W1: the blitz CNN's
 // training step; W2: a LeNet epoch on Fashion-MNIST through the DataLoader; W3: grouped convolutions
-// and an einsum grouped linear; W4: ResNet-18 training and inference; W5: sgemm and a 3x3 convolution.
+// and an einsum grouped linear; W4: ResNet-18 training and inference; W5: sgemm and a 3x3 convolution;
+// W6: an LSTM and a transformer layer; W7: W1, W4 and W5 in bfloat16 (autocast; the sgemm on bfloat16
+// tensors).
 //   workloads <name> <threads> [reps=10] [warmup=2]    (workloads list: the names)
 // Prints one line: "<name> threads <t> median_ms <m> reps <r> peak_rss_kb <k>" (peak RSS of the
 // whole process, from getrusage, so it includes the library and the data).
@@ -27,29 +29,36 @@ using Step = std::function<void()>;
 namespace {
 
 // A training step of `net` on fixed random data: forward, cross-entropy, backward, SGD with momentum.
+// `autocast`: the forward pass and the loss under bfloat16 autocast, as torch.autocast("cpu") runs them.
 Step train_step(std::shared_ptr<nn::Module> net, std::function<Tensor(const Tensor&)> forward, Shape input,
-                int64_t classes) {
+                int64_t classes, bool autocast = false) {
   auto opt = std::make_shared<optim::SGD>(net->parameters(), optim::SGDOptions(0.01).momentum(0.9));
   Tensor x = randn(input), y = randint(0, classes, {input[0]});
   return [=] {
     opt->zero_grad();
-    F::cross_entropy(forward(x), y).backward();
+    Tensor loss;
+    {
+      autocast::AutocastGuard region(kBFloat16, autocast);
+      loss = F::cross_entropy(forward(x), y);
+    }
+    loss.backward();
     opt->step();
   };
 }
 
-Step zoo_train(const std::string& arch, Shape input) {
+Step zoo_train(const std::string& arch, Shape input, bool autocast = false) {
   std::shared_ptr<models::Model> net = models::create(arch, models::ModelOptions().in_channels(input[1]).image_size(input[2]));
   net->train();
-  return train_step(net, [net](const Tensor& x) { return net->forward(x); }, input, 10);
+  return train_step(net, [net](const Tensor& x) { return net->forward(x); }, input, 10, autocast);
 }
 
-Step resnet_inference(int64_t batch) {
+Step resnet_inference(int64_t batch, bool autocast = false) {
   std::shared_ptr<models::Model> net = models::create("resnet18");
   net->eval();
   Tensor x = randn({batch, 3, 32, 32});
   return [=] {
     NoGradGuard no_grad;
+    autocast::AutocastGuard region(kBFloat16, autocast);
     net->forward(x);
   };
 }
@@ -114,8 +123,8 @@ Step einsum_group_linear() {
   return [=] { einsum("bgi,gio->bgo", {x, w}).sum().backward(); };
 }
 
-Step sgemm(int64_t n) {
-  Tensor a = randn({n, n}), b = randn({n, n});
+Step sgemm(int64_t n, DType dtype = kFloat32) {
+  Tensor a = randn({n, n}).to(dtype), b = randn({n, n}).to(dtype);
   return [=] { mm(a, b); };
 }
 
@@ -182,6 +191,10 @@ const std::map<std::string, std::function<Step()>>& workloads() {
       {"W5_conv3x3_64_fwd_bwd", [] { return conv3x3(true); }},
       {"W6_lstm_2x512_s64_b32", lstm_train},
       {"W6_transformer_layer_d512_s64_b32", transformer_layer_train},
+      {"W7_bf16_blitz_train_b256", [] { return zoo_train("blitz-cnn", {256, 3, 32, 32}, true); }},
+      {"W7_bf16_resnet18_train_b32", [] { return zoo_train("resnet18", {32, 3, 32, 32}, true); }},
+      {"W7_bf16_resnet18_infer_b128", [] { return resnet_inference(128, true); }},
+      {"W7_bf16_sgemm_2048", [] { return sgemm(2048, kBFloat16); }},
   };
   return all;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The benchmark workloads W1-W5 in PyTorch 1.13, under the names of bench/workloads.cpp (same shapes,
+"""The benchmark workloads W1-W7 in PyTorch 1.13 (W7: bfloat16 under torch.autocast("cpu")), under the names of bench/workloads.cpp (same shapes,
 same recipe), timed the same way: warm-up steps, then the median of `reps` steps. Prints one line:
 "<name> threads <t> median_ms <m> reps <r> peak_rss_kb <k>".
    /usr/bin/python3 bench/workloads_torch.py <name> <threads> [reps=10] [warmup=2]   (or: list)
@@ -20,23 +20,25 @@ from data_parallel_torch import ResNet18  # noqa: E402
 from train_fashion_torch import LeNet, load  # noqa: E402
 
 
-def train_step(net, shape, classes=10):
+def train_step(net, shape, classes=10, autocast=False):
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.randn(*shape), torch.randint(0, classes, (shape[0],))
 
     def step():
         opt.zero_grad()
-        F.cross_entropy(net(x), y).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = F.cross_entropy(net(x), y)
+        loss.backward()
         opt.step()
     return step
 
 
-def resnet_inference(batch):
+def resnet_inference(batch, autocast=False):
     net = ResNet18().eval()
     x = torch.randn(batch, 3, 32, 32)
 
     def step():
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             net(x)
     return step
 
@@ -81,8 +83,8 @@ def einsum_group_linear():
     return lambda: torch.einsum("bgi,gio->bgo", x, w).sum().backward()
 
 
-def sgemm(n):
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def sgemm(n, dtype=torch.float32):
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
     return lambda: torch.mm(a, b)
 
 
@@ -141,6 +143,10 @@ WORKLOADS = {
     "W5_conv3x3_64_fwd_bwd": lambda: conv3x3(True),
     "W6_lstm_2x512_s64_b32": lstm_train,
     "W6_transformer_layer_d512_s64_b32": transformer_layer_train,
+    "W7_bf16_blitz_train_b256": lambda: train_step(BlitzCnn(), (256, 3, 32, 32), autocast=True),
+    "W7_bf16_resnet18_train_b32": lambda: train_step(ResNet18(), (32, 3, 32, 32), autocast=True),
+    "W7_bf16_resnet18_infer_b128": lambda: resnet_inference(128, autocast=True),
+    "W7_bf16_sgemm_2048": lambda: sgemm(2048, torch.bfloat16),
 }
 
 

@@ -20,9 +20,9 @@ struct StorageType {
 constexpr StorageType kStorageTypes[] = {
     {"FloatStorage", 4, kFloat32}, {"DoubleStorage", 8, kFloat64}, {"LongStorage", 8, kInt64},
     {"IntStorage", 4, kInt32},     {"ByteStorage", 1, kUInt8},     {"BoolStorage", 1, kBool},
+    {"HalfStorage", 2, kFloat16},  {"BFloat16Storage", 2, kBFloat16},
     // Widened exactly into a dtype cohort has.
-    {"HalfStorage", 2, kFloat32},  {"BFloat16Storage", 2, kFloat32}, {"ShortStorage", 2, kInt32},
-    {"CharStorage", 1, kInt32},
+    {"ShortStorage", 2, kInt32},   {"CharStorage", 1, kInt32},
 };
 
 }  // namespace

@@ -2,7 +2,6 @@
 // and io::PyValue, the tree of values in it.
 #include "cohort/io/torch_file.h"
 
-#include <bit>
 #include <cstring>
 #include <istream>
 #include <iterator>
@@ -125,17 +124,6 @@ namespace detail {
 
 namespace {
 
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1F;
-  uint32_t mantissa = h & 0x3FF;
-  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));  // inf, nan
-  if (exponent != 0) return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  // Zero or subnormal: mantissa * 2^-24, exact in float.
-  const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-  return sign ? -magnitude : magnitude;
-}
-
 // Reads a storage's record into cohort's dtype (Note [PyTorch's zip layout] for the record).
 void load_storage(ZipReader& zip, const std::string& prefix, StorageRecord& r) {
   size_t file_size = 0;
@@ -163,15 +151,7 @@ void load_storage(ZipReader& zip, const std::string& prefix, StorageRecord& r) {
   std::string bytes(*actual, '\0');
   zip.read(name, bytes.data(), bytes.size());
   const char* src = bytes.data();
-  if (r.type == "HalfStorage" || r.type == "BFloat16Storage") {
-    auto* dst = static_cast<float*>(r.storage->data());
-    const bool half = r.type == "HalfStorage";
-    for (uint64_t i = 0; i < numel; ++i) {
-      uint16_t v;
-      std::memcpy(&v, src + 2 * i, 2);
-      dst[i] = half ? half_to_float(v) : std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
-    }
-  } else if (r.type == "ShortStorage") {
+  if (r.type == "ShortStorage") {
     auto* dst = static_cast<int32_t*>(r.storage->data());
     for (uint64_t i = 0; i < numel; ++i) {
       int16_t v;

@@ -151,6 +151,19 @@ TEST_F(TorchFile, ReadsListsParametersAndProtocol4) {
   EXPECT_TRUE(same_tensor(q, tensor(std::vector<int64_t>{1, 2, 3, 4}).reshape({2, 2})));
 }
 
+// bfloat16 and float16 tensors are written as PyTorch's BFloat16Storage and HalfStorage and read back
+// as themselves, bit for bit.
+TEST_F(TorchFile, RoundTripsBfloat16AndFloat16) {
+  const Tensor values = tensor({1.5f, -3.0f, 0.1f, 65504.0f, -0.0f});
+  for (DType t : {kBFloat16, kFloat16}) {
+    cohort::save(values.to(t), path("narrow.pt"));
+    Tensor back;
+    cohort::load(back, path("narrow.pt"));
+    EXPECT_EQ(back.dtype(), t);
+    EXPECT_TRUE(equal(back, values.to(t))) << t;
+  }
+}
+
 TEST_F(TorchFile, ReadsEveryDtypeWideningWhatCohortLacks) {
   const io::PyValue v = io::read_torch_file(torch_fixture("dtypes.pt"));
   const auto& want = expected()["dtypes"];
@@ -357,6 +370,8 @@ TEST_F(TorchFile, PythonReadsCohortFiles) {
                dir / "list.pt");
   cohort::save(tensor(std::vector<double>{1.0 / 3, -2.5e-300, 1e300}), dir / "f64.pt");
   cohort::save(tensor({0.5f, -1.0f}).requires_grad_(), dir / "requires_grad.pt");
+  const Tensor narrow_values = tensor({1.5f, -3.0f, 0.1f});
+  cohort::save(std::vector<Tensor>{narrow_values.to(kBFloat16), narrow_values.to(kFloat16)}, dir / "narrow.pt");
 
   auto train = [&](const std::string& kind, optim::Optimizer& opt, nn::Linear& model) {
     const Tensor x = linspace(-1, 2, 12).reshape({4, 3});

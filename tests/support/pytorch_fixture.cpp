@@ -29,7 +29,7 @@ const json& load_fixture(const std::string& file) {
 }
 
 DType dtype_named(const std::string& name) {
-  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64})
+  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64, kBFloat16, kFloat16})
     if (name == dtype_name(t)) return t;
   throw std::runtime_error("unknown dtype " + name);
 }
@@ -44,6 +44,12 @@ static double non_finite(const std::string& s) {
 
 Tensor decode_tensor(const json& entry) {
   DType dtype = entry.contains("dtype") ? dtype_named(entry.at("dtype")) : kFloat64;
+  // bfloat16 and float16 values are written exactly, so they go through float64 unchanged.
+  if (is_reduced_floating_point(dtype)) {
+    json wide = entry;
+    wide["dtype"] = "float64";
+    return decode_tensor(wide).to(dtype);
+  }
   Tensor t = empty(entry.at("shape").get<Shape>(), TensorOptions(dtype));
   const json& data = entry.at("data");
   dispatch(dtype, [&](auto tag) {

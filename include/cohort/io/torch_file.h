@@ -94,8 +94,7 @@ class PyValue {
 // collections.OrderedDict, torch._utils._rebuild_tensor_v2 / _rebuild_parameter and the storage types
 // of float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8 and bool; any other global
 // (a pickled nn.Module, a numpy array, os.system) or opcode is refused by name. Storages are read into
-// cohort's dtypes, widening those cohort lacks (float16 and bfloat16 to float32, int16 and int8 to
-// int32, exactly); tensors that shared a storage in the file share one in memory, with their offsets
+// cohort's dtypes, widening those cohort lacks (int16 and int8 to int32, exactly); tensors that shared a storage in the file share one in memory, with their offsets
 // and strides. The archive of libtorch's C++ torch::save is read too: its modules are objects
 // (PyValue::Kind::Object) whose attributes are their tensors and submodules.
 // Throws a cohort::Error "read_torch_file: <path>: <what is wrong>" for anything malformed: not a zip,
