@@ -1,6 +1,7 @@
 // Op micro-benchmarks: the workloads bench/ops_torch.py times in PyTorch, under the same names, so
-// bench/compare_ops.sh can put the two side by side. All tensors are float32 and made outside the
-// timed loop; each timed iteration allocates its result, as `a + b` does in both libraries.
+// bench/compare_ops.sh can put the two side by side. Tensors are float32 unless the name says bf16,
+// and made outside the timed loop; each timed iteration allocates its result, as `a + b` does in
+// both libraries. Rows with a GFLOP/s counter count 2 flops per multiply-add.
 // CPU time is the whole process's (backward nodes run on the device's worker thread).
 //   ./ops_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -81,6 +82,55 @@ void mm_512x512(benchmark::State& state) {
                                                   benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(mm_512x512)->MeasureProcessCPUTime();
+
+void gflops(benchmark::State& state, double flops_per_iteration) {
+  state.counters["GFLOP/s"] = benchmark::Counter(flops_per_iteration * static_cast<double>(state.iterations()),
+                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+// bfloat16 against float32 at 2048^3: oneDNN's bf16 matmul (AMX here) against sgemm.
+void mm_2048x2048(benchmark::State& state) {
+  Tensor a = randn({2048, 2048}), b = randn({2048, 2048});
+  for (auto _ : state) keep(a.mm(b));
+  gflops(state, 2.0 * 2048 * 2048 * 2048);
+}
+BENCHMARK(mm_2048x2048)->MeasureProcessCPUTime();
+
+void mm_2048x2048_bf16(benchmark::State& state) {
+  Tensor a = randn({2048, 2048}).to(kBFloat16), b = randn({2048, 2048}).to(kBFloat16);
+  for (auto _ : state) keep(a.mm(b));
+  gflops(state, 2.0 * 2048 * 2048 * 2048);
+}
+BENCHMARK(mm_2048x2048_bf16)->MeasureProcessCPUTime();
+
+// A ResNet-like 3x3 layer, 64 -> 64 channels on 8x64x56x56 (bench/compare's W5 layer), padding 1,
+// no bias: forward, and forward + backward (input and weight gradients: 3x the forward's flops).
+constexpr double kConvFlops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9;
+
+void conv_layer(benchmark::State& state, DType dtype, bool backward) {
+  Tensor x = randn({8, 64, 56, 56}).to(dtype).requires_grad_(backward);
+  Tensor w = (randn({64, 64, 3, 3}) * 0.05).to(dtype).requires_grad_(backward);
+  Tensor g = randn({8, 64, 56, 56}).to(dtype);
+  for (auto _ : state) {
+    Tensor y = conv2d(x, w, Tensor(), 1, 1);
+    if (backward) {
+      x.mutable_grad() = Tensor();
+      w.mutable_grad() = Tensor();
+      y.backward(g);
+      keep(w.grad());
+    }
+    keep(y);
+  }
+  gflops(state, backward ? 3 * kConvFlops : kConvFlops);
+}
+void conv2d_3x3_64_fwd(benchmark::State& state) { conv_layer(state, kFloat32, false); }
+void conv2d_3x3_64_fwd_bwd(benchmark::State& state) { conv_layer(state, kFloat32, true); }
+void conv2d_3x3_64_bf16_fwd(benchmark::State& state) { conv_layer(state, kBFloat16, false); }
+void conv2d_3x3_64_bf16_fwd_bwd(benchmark::State& state) { conv_layer(state, kBFloat16, true); }
+BENCHMARK(conv2d_3x3_64_fwd)->MeasureProcessCPUTime();
+BENCHMARK(conv2d_3x3_64_fwd_bwd)->MeasureProcessCPUTime();
+BENCHMARK(conv2d_3x3_64_bf16_fwd)->MeasureProcessCPUTime();
+BENCHMARK(conv2d_3x3_64_bf16_fwd_bwd)->MeasureProcessCPUTime();
 
 // Per-op overhead: the work is 4 additions, the rest is checks, dispatch and allocation.
 void add_tiny_4(benchmark::State& state) {

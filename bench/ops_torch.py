@@ -26,6 +26,21 @@ def workloads():
     t1, t2 = torch.randn(4), torch.randn(4)
     x = torch.randn(64, 64, requires_grad=True)
     w = (torch.randn(64, 64) * 0.1).requires_grad_()
+    k1, k2 = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    k1b, k2b = k1.bfloat16(), k2.bfloat16()
+
+    def conv_layer(dtype, backward):
+        cx = torch.randn(8, 64, 56, 56).to(dtype).requires_grad_(backward)
+        cw = (torch.randn(64, 64, 3, 3) * 0.05).to(dtype).requires_grad_(backward)
+        cg = torch.randn(8, 64, 56, 56).to(dtype)
+
+        def step():
+            y = torch.nn.functional.conv2d(cx, cw, None, 1, 1)
+            if backward:
+                cx.grad = None
+                cw.grad = None
+                y.backward(cg)
+        return step
 
     def autograd_10ops():
         x.grad = None
@@ -53,6 +68,12 @@ def workloads():
         ("sum_dim0_1000x1000", lambda: big.sum(0)),
         ("softmax_256x1000_dim1", lambda: s.softmax(1)),
         ("mm_512x512", lambda: m1.mm(m2)),
+        ("mm_2048x2048", lambda: k1.mm(k2)),
+        ("mm_2048x2048_bf16", lambda: k1b.mm(k2b)),
+        ("conv2d_3x3_64_fwd", conv_layer(torch.float32, False)),
+        ("conv2d_3x3_64_fwd_bwd", conv_layer(torch.float32, True)),
+        ("conv2d_3x3_64_bf16_fwd", conv_layer(torch.bfloat16, False)),
+        ("conv2d_3x3_64_bf16_fwd_bwd", conv_layer(torch.bfloat16, True)),
         ("add_tiny_4", lambda: t1 + t2),
         ("autograd_10ops_64x64", autograd_10ops),
     ]

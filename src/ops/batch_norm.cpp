@@ -3,6 +3,8 @@
 // for create_graph; batch_norm_stats.
 #include "cohort/ops/normalization.h"
 
+#include <optional>
+
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
@@ -17,13 +19,23 @@ using autograd::SavedTensor;
 
 namespace {
 
-void check_per_channel(const Tensor& t, const char* what, const Tensor& input) {
+// A parameter or running statistic has the input's dtype, or, with a bfloat16 or float16 input,
+// float32 (PyTorch 1.13's mixed batch norm on the CPU: a float32 module on narrow activations);
+// `params` is the dtype of the ones checked before, which all must share.
+void check_per_channel(const Tensor& t, const char* what, const Tensor& input, std::optional<DType>& params) {
   if (!t.defined()) return;
   const int64_t C = input.size(1);
   COHORT_CHECK(t.dim() == 1 && t.size(0) == C, "batch_norm: expected ", what, " of shape [", C,
                "] (the channels of input ", input.sizes(), "), got ", what, " of shape ", t.sizes());
-  COHORT_CHECK_AS(TypeError, t.dtype() == input.dtype(), "batch_norm: expected ", what, " to have the dtype of input (",
-                  input.dtype(), "), got ", t.dtype(), "; hint: convert the module with .to(", input.dtype(), ")");
+  const bool mixed = is_reduced_floating_point(input.dtype()) && t.dtype() == kFloat32;
+  COHORT_CHECK_AS(TypeError, t.dtype() == input.dtype() || mixed, "batch_norm: expected ", what,
+                  " to have the dtype of input (", input.dtype(), ")",
+                  is_reduced_floating_point(input.dtype()) ? " or float32" : "", ", got ", t.dtype(),
+                  "; hint: convert the module with .to(", input.dtype(), ")");
+  COHORT_CHECK_AS(TypeError, !params || *params == t.dtype(), "batch_norm: expected weight, bias and the running ",
+                  "statistics to share one dtype (", input.dtype(), " or float32 with a ", input.dtype(),
+                  " input), got ", what, " of ", t.dtype(), " after ", *params);
+  params = t.dtype();
   detail::check_same_device("batch_norm", input, t);
 }
 
@@ -31,9 +43,10 @@ void check_per_channel(const Tensor& t, const char* what, const Tensor& input) {
 // its results without a graph). In training the statistics are functions of x and are recomputed
 // from it, so that their derivatives are part of the graph; in evaluation they are constants.
 // x [N, C, ...]; w [C] or undefined; mean, invstd [C] (float64) are the forward's.
+// A float32 weight with a narrow x gets float32 gradients for itself and the bias.
 std::vector<Tensor> batch_norm_backward_composed(const Tensor& g, const Tensor& x, const Tensor& w,
                                                  const Tensor& mean, const Tensor& invstd, bool training, double eps,
-                                                 bool x_grad, bool w_grad, bool b_grad) {
+                                                 bool x_grad, bool w_grad, bool b_grad, DType param_dtype) {
   Shape channel_shape(static_cast<size_t>(x.dim()), 1);
   channel_shape[1] = x.size(1);
   std::vector<int64_t> dims{0};
@@ -48,10 +61,10 @@ std::vector<Tensor> batch_norm_backward_composed(const Tensor& g, const Tensor& 
     istd = invstd.to(x.dtype()).view(channel_shape);
   }
   Tensor xhat = xmu * istd;
-  Tensor gw = w.defined() ? g * w.view(channel_shape) : g;
+  Tensor gw = w.defined() ? g * w.to(x.dtype()).view(channel_shape) : g;
   Tensor dx;
   if (x_grad) dx = training ? istd * (gw - gw.mean(r, true) - xhat * (gw * xhat).mean(r, true)) : gw * istd;
-  return {dx, w_grad ? (g * xhat).sum(r) : Tensor(), b_grad ? g.sum(r) : Tensor()};
+  return {dx, w_grad ? (g * xhat).sum(r).to(param_dtype) : Tensor(), b_grad ? g.sum(r).to(param_dtype) : Tensor()};
 }
 
 }  // namespace
@@ -66,11 +79,14 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_with_stats(const Tensor& input, co
   COHORT_CHECK(input.dim() >= 2, "batch_norm: expected an input [N, C, ...] of at least 2 dims, got input of shape ",
                input.sizes());
   COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
-                  "batch_norm: expected a floating-point input (float32 or float64), got ", input.dtype());
-  check_per_channel(weight, "weight", input);
-  check_per_channel(bias, "bias", input);
-  check_per_channel(running_mean, "running_mean", input);
-  check_per_channel(running_var, "running_var", input);
+                  "batch_norm: expected a floating-point input (float32, float64, bfloat16 or float16), got ",
+                  input.dtype());
+  std::optional<DType> params;
+  check_per_channel(weight, "weight", input, params);
+  check_per_channel(bias, "bias", input, params);
+  check_per_channel(running_mean, "running_mean", input, params);
+  check_per_channel(running_var, "running_var", input, params);
+  const DType param_dtype = params.value_or(input.dtype());
   COHORT_CHECK(running_mean.defined() == running_var.defined(),
                "batch_norm: running_mean and running_var must both be defined or both undefined");
   const int64_t C = input.size(1);
@@ -102,10 +118,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_with_stats(const Tensor& input, co
                           [=, sx = SavedTensor(input), sw = SavedTensor(weight)](const Tensor& g) {
     const Tensor x = sx.unpack(), w = sw.unpack();
     if (GradMode::is_enabled())  // create_graph
-      return batch_norm_backward_composed(g, x, w, mean, invstd, training, eps, x_grad, w_grad, b_grad);
+      return batch_norm_backward_composed(g, x, w, mean, invstd, training, eps, x_grad, w_grad, b_grad, param_dtype);
     Tensor dx = x_grad ? detail::make_empty(x.sizes(), g.dtype(), g.device()) : Tensor();
-    Tensor dw = w_grad ? detail::make_empty({C}, g.dtype(), g.device()) : Tensor();
-    Tensor db = b_grad ? detail::make_empty({C}, g.dtype(), g.device()) : Tensor();
+    Tensor dw = w_grad ? detail::make_empty({C}, param_dtype, g.device()) : Tensor();
+    Tensor db = b_grad ? detail::make_empty({C}, param_dtype, g.device()) : Tensor();
     kernel::batch_norm_backward(dx, dw, db, g, x, w, mean, invstd, training);
     return std::vector<Tensor>{dx, dw, db};
   });
@@ -124,7 +140,8 @@ std::pair<Tensor, Tensor> batch_norm_stats(const Tensor& input) {
                "batch_norm_stats: expected a non-empty input [N, C, ...] of at least 2 dims, got input of shape ",
                input.sizes());
   COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
-                  "batch_norm_stats: expected a floating-point input (float32 or float64), got ", input.dtype());
+                  "batch_norm_stats: expected a floating-point input (float32, float64, bfloat16 or float16), got ",
+                  input.dtype());
   NoGradGuard no_grad;
   const Tensor x = input.contiguous();
   const int64_t C = x.size(1);

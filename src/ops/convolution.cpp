@@ -132,7 +132,6 @@ void check_tensors(const char* op, const Tensor& input, const Tensor& weight, co
   COHORT_CHECK_AS(TypeError, !bias.defined() || bias.dtype() == input.dtype(), op,
                   ": expected bias to have the dtype of input and weight, got ", bias.dtype(), " and ", input.dtype());
   COHORT_CHECK_AS(TypeError, input.dtype() != kBool, op, ": bool tensors are not supported");
-  if (is_reduced_floating_point(input.dtype())) detail::throw_unsupported_dtype(op, input.dtype());
   detail::check_same_device(op, input, weight);
   if (bias.defined()) detail::check_same_device(op, input, bias);
 }

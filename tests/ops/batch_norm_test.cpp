@@ -45,7 +45,7 @@ TEST(BatchNormStats, MeanAndBiasedVarianceInFloat64) {
               HasSubstr("batch_norm_stats: expected a non-empty input [N, C, ...] of at least 2 dims, got input of "
                         "shape [3]"));
   EXPECT_THAT(error_of([] { batch_norm_stats(ones({2, 3}, kInt64)); }),
-              HasSubstr("expected a floating-point input (float32 or float64), got int64"));
+              HasSubstr("expected a floating-point input (float32, float64, bfloat16 or float16), got int64"));
 }
 
 // batch_norm_with_stats returns batch_norm's output and the statistics it normalised with: the

@@ -8,6 +8,9 @@
 // flushed every few thousand elements), double stays double (gradcheck). Any other layout takes
 // the strided path below, which indexes through the plane's strides in double. Each channel is
 // one thread's job, and its result depends only on the shape, never on the number of threads.
+// bfloat16 and float16 (the input, or every tensor) run on float32 copies (`widen`/`into`, Note
+// [Reduced floating dtypes] in src/ops/README.md): statistics in float32's lanes and double, the
+// output rounded once; narrow running statistics are updated in float32 and rounded back.
 // The statistics stay two passes (mean, then the sum of squared deviations), not a one-pass sum
 // of squares: one channel's data is read again from cache (6 KB at 8x14x14, 128 KB at 32x32x32),
 // so a fused pass would save little, and the two-pass variance cannot cancel catastrophically.
@@ -17,6 +20,7 @@
 
 #include "ops/cpu/batch_norm_kernels.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/reduced.h"
 #include "ops/cpu/vector_loops.h"
 
 namespace cohort::kernel {
@@ -61,10 +65,23 @@ double at(const T* p, int64_t stride, int64_t i) { return static_cast<double>(p[
 // should be worth an OpenMP region (kParallelGrain elements).
 int64_t channel_grain(int64_t M) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 3 * M)); }
 
+bool any_narrow(std::initializer_list<Tensor> ts) {
+  for (const Tensor& t : ts)
+    if (t.defined() && is_reduced_floating_point(t.dtype())) return true;
+  return false;
+}
+Tensor widen_defined(const Tensor& t) { return t.defined() ? widen(t) : Tensor(); }
+// A float32 stand-in for a narrow output, the output itself otherwise (undefined stays undefined).
+Tensor float32_output(const Tensor& t) { return t.defined() && is_reduced_floating_point(t.dtype()) ? float32_like(t) : t; }
+void round_into(const Tensor& narrow, const Tensor& wide) {
+  if (narrow.defined() && !narrow.is_same(wide)) copy(narrow, wide);
+}
+
 }  // namespace
 
 void batch_norm_stats(const Tensor& mean, const Tensor& m2, const Tensor& x) {
   COHORT_ASSERT(x.is_contiguous() && mean.is_contiguous() && m2.is_contiguous());
+  if (is_reduced_floating_point(x.dtype())) return batch_norm_stats(mean, m2, widen(x));
   const int64_t N = x.size(0), C = x.size(1), S = x.numel() / (N * C);
   dispatch_floating(x.dtype(), "batch_norm_stats", [&](auto tag) {
     using T = decltype(tag);
@@ -85,6 +102,15 @@ void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& inv
                         const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                         const Tensor& running_var, bool training, double momentum, double eps) {
   COHORT_ASSERT(out.is_contiguous() && mean.is_contiguous() && invstd.is_contiguous());
+  if (any_narrow({out, x, weight, bias, running_mean, running_var})) {
+    // float32 parameters and running statistics are used (and updated) as they are.
+    const Tensor rm = widen_defined(running_mean), rv = widen_defined(running_var), y = float32_output(out);
+    batch_norm_forward(y, mean, invstd, widen(x), widen_defined(weight), widen_defined(bias), rm, rv, training,
+                       momentum, eps);
+    round_into(out, y);
+    if (training) round_into(running_mean, rm), round_into(running_var, rv);
+    return;
+  }
   const Planes g(x);
   const int64_t M = g.N * g.S;
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
@@ -160,6 +186,12 @@ void batch_norm_backward(const Tensor& dx, const Tensor& dweight, const Tensor& 
                          bool training) {
   COHORT_ASSERT((!dx.defined() || dx.is_contiguous()) && (!dweight.defined() || dweight.is_contiguous()) &&
                 (!dbias.defined() || dbias.is_contiguous()));
+  if (any_narrow({dx, dweight, dbias, dy, x, weight})) {
+    const Tensor wdx = float32_output(dx), wdw = float32_output(dweight), wdb = float32_output(dbias);
+    batch_norm_backward(wdx, wdw, wdb, widen(dy), widen(x), widen_defined(weight), mean, invstd, training);
+    round_into(dx, wdx), round_into(dweight, wdw), round_into(dbias, wdb);
+    return;
+  }
   const Planes gx(x), gy(dy);
   const int64_t M = gx.N * gx.S;
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {

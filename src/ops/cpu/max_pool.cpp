@@ -17,6 +17,7 @@
 #include "cohort/ops/creation.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/pooling_kernels.h"
+#include "ops/cpu/reduced.h"
 #include "ops/cpu/vector_loops.h"
 
 namespace cohort::kernel {
@@ -83,6 +84,12 @@ void pool_plane(const T* x, int64_t sh, int64_t sw, int64_t H, int64_t W, T* y, 
 
 Tensor max_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
   COHORT_ASSERT(out.is_contiguous());
+  if (is_reduced_floating_point(in.dtype())) {  // on a float32 copy, where the max is exact
+    const Tensor x = widen(in);
+    Tensor indices;
+    into(out, [&](const Tensor& o) { indices = max_pool2d_forward(o, x, p); });
+    return indices;
+  }
   Tensor indices = empty(out.sizes(), TensorOptions(kInt64).device(out.device()));
   const int64_t C = in.size(1), H = in.size(2), W = in.size(3), P = out.size(2), Q = out.size(3);
   if (out.numel() == 0) return indices;

@@ -1,15 +1,26 @@
 // nll_loss's loops: one pass over the samples forward, one scatter backward. The composed form
 // (gather, where, min/max bounds checks, two sums and their graph nodes) cost about twenty ops
 // and two synchronising .item() calls per loss, which is most of a small training step's loss.
+// bfloat16 and float16 run on float32 copies (`widen`/`into`, Note [Reduced floating dtypes] in
+// src/ops/README.md): the totals are double either way, the per-sample losses and gradients are
+// rounded once.
 #include <cstring>
 
 #include "cohort/core/error.h"
 #include "ops/cpu/loss_kernels.h"
+#include "ops/cpu/reduced.h"
 
 namespace cohort::kernel {
 
 NllTotals nll_loss_forward(const char* op, const Tensor& per_sample, const Tensor& input, const Tensor& target,
                            const Tensor& weight, int64_t ignore_index) {
+  if (is_reduced_floating_point(input.dtype())) {
+    const Tensor x = widen(input), w = weight.defined() ? widen(weight) : Tensor();
+    if (!per_sample.defined()) return nll_loss_forward(op, per_sample, x, target, w, ignore_index);
+    NllTotals totals;
+    into(per_sample, [&](const Tensor& o) { totals = nll_loss_forward(op, o, x, target, w, ignore_index); });
+    return totals;
+  }
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t* t = target.data_ptr<int64_t>();
   const int64_t ts = target.stride(0);
@@ -40,6 +51,10 @@ NllTotals nll_loss_forward(const char* op, const Tensor& per_sample, const Tenso
 
 void nll_loss_backward(const Tensor& grad_input, const Tensor& scale, double factor, const Tensor& target,
                        const Tensor& weight, int64_t ignore_index) {
+  if (is_reduced_floating_point(grad_input.dtype())) {
+    const Tensor s = scale.defined() ? widen(scale) : Tensor(), w = weight.defined() ? widen(weight) : Tensor();
+    return into(grad_input, [&](const Tensor& o) { nll_loss_backward(o, s, factor, target, w, ignore_index); });
+  }
   const int64_t N = grad_input.size(0), C = grad_input.size(1);
   const int64_t* t = target.data_ptr<int64_t>();
   const int64_t ts = target.stride(0);

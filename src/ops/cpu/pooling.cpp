@@ -2,7 +2,9 @@
 // max pools' backward, and the max pool's plain forward, which the tests hold the faster one in
 // max_pool.cpp against. oneDNN 2.6 runs plain-nchw pooling on its generic loops except on AVX-512,
 // and these were 1.2-3.5x faster than those on the AVX2 EPYC (32x64x32x32, 2x2 and 3x3 windows).
-// One job per (n, c) plane, so threads never share an output.
+// One job per (n, c) plane, so threads never share an output. bfloat16 and float16 run on float32
+// copies (`widen`/`into`, Note [Reduced floating dtypes] in src/ops/README.md): a max is exact
+// there, and an average or a gradient sum is rounded once.
 // N batch, C channels, H W input, P Q output, kh kw window taps. Sums are kept in double.
 #include <cmath>
 #include <limits>
@@ -11,6 +13,7 @@
 #include "ops/cpu/loops.h"
 #include "cohort/ops/creation.h"
 #include "ops/cpu/pooling_kernels.h"
+#include "ops/cpu/reduced.h"
 
 namespace cohort::kernel {
 
@@ -43,6 +46,10 @@ struct AvgWindow {
 }  // namespace
 
 void max_pool2d_forward_reference(const Tensor& out, const Tensor& indices, const Tensor& in, const Pool2dParams& p) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor x = widen(in);
+    return into(out, [&](const Tensor& o) { max_pool2d_forward_reference(o, indices, x, p); });
+  }
   COHORT_ASSERT(out.is_contiguous() && indices.is_contiguous());
   const int64_t H = in.size(2), W = in.size(3), P = out.size(2), Q = out.size(3);
   dispatch_floating(in.dtype(), "max_pool2d", [&](auto tag) {
@@ -78,6 +85,10 @@ void max_pool2d_forward_reference(const Tensor& out, const Tensor& indices, cons
 }
 
 void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& indices) {
+  if (is_reduced_floating_point(din.dtype())) {
+    const Tensor g = widen(dout);
+    return into(din, [&](const Tensor& o) { max_pool2d_backward(o, g, indices); });
+  }
   COHORT_ASSERT(din.is_contiguous());
   const int64_t HW = din.size(2) * din.size(3), P = dout.size(2), Q = dout.size(3);
   dispatch_floating(din.dtype(), "max_pool2d_backward", [&](auto tag) {
@@ -100,6 +111,10 @@ void max_pool2d_backward(const Tensor& din, const Tensor& dout, const Tensor& in
 }
 
 void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams& p) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor x = widen(in);
+    return into(out, [&](const Tensor& o) { avg_pool2d_forward(o, x, p); });
+  }
   COHORT_ASSERT(out.is_contiguous());
   const int64_t H = in.size(2), W = in.size(3), P = out.size(2), Q = out.size(3);
   dispatch_floating(in.dtype(), "avg_pool2d", [&](auto tag) {
@@ -124,6 +139,10 @@ void avg_pool2d_forward(const Tensor& out, const Tensor& in, const Pool2dParams&
 }
 
 void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dParams& p) {
+  if (is_reduced_floating_point(din.dtype())) {
+    const Tensor g = widen(dout);
+    return into(din, [&](const Tensor& o) { avg_pool2d_backward(o, g, p); });
+  }
   COHORT_ASSERT(din.is_contiguous());
   const int64_t H = din.size(2), W = din.size(3), P = dout.size(2), Q = dout.size(3);
   dispatch_floating(din.dtype(), "avg_pool2d_backward", [&](auto tag) {
@@ -152,6 +171,10 @@ void avg_pool2d_backward(const Tensor& din, const Tensor& dout, const Pool2dPara
 }
 
 void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& in) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor x = widen(in);
+    return into(out, [&](const Tensor& o) { adaptive_avg_pool2d_forward(o, x); });
+  }
   COHORT_ASSERT(out.is_contiguous());
   const int64_t H = in.size(2), W = in.size(3), P = out.size(2), Q = out.size(3);
   dispatch_floating(in.dtype(), "adaptive_avg_pool2d", [&](auto tag) {
@@ -178,6 +201,10 @@ void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& in) {
 }
 
 void adaptive_avg_pool2d_backward(const Tensor& din, const Tensor& dout) {
+  if (is_reduced_floating_point(din.dtype())) {
+    const Tensor g = widen(dout);
+    return into(din, [&](const Tensor& o) { adaptive_avg_pool2d_backward(o, g); });
+  }
   COHORT_ASSERT(din.is_contiguous());
   const int64_t H = din.size(2), W = din.size(3), P = dout.size(2), Q = dout.size(3);
   dispatch_floating(din.dtype(), "adaptive_avg_pool2d_backward", [&](auto tag) {
@@ -207,6 +234,10 @@ void adaptive_avg_pool2d_backward(const Tensor& din, const Tensor& dout) {
 }
 
 void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& in) {
+  if (is_reduced_floating_point(in.dtype())) {
+    const Tensor x = widen(in);
+    return into(out, [&](const Tensor& o) { adaptive_max_pool2d_forward(o, indices, x); });
+  }
   COHORT_ASSERT(out.is_contiguous() && indices.is_contiguous());
   const int64_t H = in.size(2), W = in.size(3), P = out.size(2), Q = out.size(3);
   dispatch_floating(in.dtype(), "adaptive_max_pool2d", [&](auto tag) {

@@ -1,13 +1,24 @@
-// 2-d float32 convolution on oneDNN: forward, backward data, backward weights (+ bias). The user's
-// tensors are plain nchw / oihw (goihw when grouped); oneDNN picks its own layouts (format `any`)
-// and we reorder in and out, as PyTorch does. Primitives are cached per shape, per thread.
-// N batch, C/O in/out channels, G groups, H W input, P Q output, kH kW kernel.
+// 2-d float32 and bfloat16 convolution on oneDNN: forward, backward data, backward weights (+ bias).
+// The user's tensors are plain nchw / oihw (goihw when grouped); oneDNN picks its own layouts
+// (format `any`) and we reorder in and out, as PyTorch does. Primitives are cached per dtype and
+// shape, per thread. N batch, C/O in/out channels, G groups, H W input, P Q output, kH kW kernel.
+//
+// Note [bfloat16 convolution]
+// bfloat16 layers run on oneDNN's bfloat16 kernels (AMX or AVX512_BF16 here): bfloat16 src,
+// weights, dst and bias, float32 accumulation, one rounding per output. The weight gradient (and
+// the bias gradient) is accumulated over the whole batch, so oneDNN writes it in float32 and the
+// reorder into the user's bfloat16 tensor rounds it once, rather than rounding partial sums. The
+// direct algorithm only: Winograd (oneDNN's and ours) stays float32. float16, and bfloat16 where
+// oneDNN has no kernel (no AVX512_CORE) or the layer takes the plain loops, run on float32 copies
+// (`widen`, Note [Reduced floating dtypes] in src/ops/README.md): correct, not fast; oneDNN 2.6 has
+// no float16 convolution on the CPU.
 #include <dnnl.hpp>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -15,6 +26,8 @@
 #include "cohort/ops/backend.h"
 #include "cohort/ops/creation.h"
 #include "ops/cpu/conv_kernels.h"
+#include "ops/cpu/reduced.h"
+#include "ops/dnnl/bfloat16.h"
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"
 #include "ops/dnnl/threads.h"
@@ -59,7 +72,7 @@ std::atomic<ConvAlgorithm> g_algorithm{ConvAlgorithm::Auto};
 bool onednn_winograd();
 
 bool winograd_shape(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
-  return winograd::fits(weight, p) && p.groups == 1 && in.size(0) > 0 && out.size(2) > 0;
+  return in.dtype() == kFloat32 && winograd::fits(weight, p) && p.groups == 1 && in.size(0) > 0 && out.size(2) > 0;
 }
 
 dnnl::algorithm choose_algorithm(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
@@ -74,7 +87,8 @@ dnnl::algorithm choose_algorithm(const Tensor& in, const Tensor& weight, const T
 // Whether the layer (batch x out) runs on our Winograd rather than on a oneDNN primitive.
 bool own_winograd(int64_t batch, const Tensor& weight, const Tensor& out, const Conv2dParams& p) {
   const ConvAlgorithm want = g_algorithm.load(std::memory_order_relaxed);
-  if (want == ConvAlgorithm::Direct || onednn_winograd() || !winograd::fits(weight, p)) return false;
+  if (want == ConvAlgorithm::Direct || weight.dtype() != kFloat32 || onednn_winograd() || !winograd::fits(weight, p))
+    return false;
   if (want == ConvAlgorithm::Winograd) return true;
   const int64_t P = out.size(2), Q = out.size(3);
   return p.groups == 1 && std::min(weight.size(0), weight.size(1)) >= 64 && P % 4 == 0 && Q % 4 == 0 &&
@@ -86,8 +100,9 @@ struct Geometry {
   memory::dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
   bool grouped;
   dnnl::algorithm algorithm;
+  memory::data_type dt;  // of every argument but the weight and bias gradients, which are float32
   Geometry(const Tensor& in, const Tensor& weight, const Tensor& out, const Conv2dParams& p, dnnl::algorithm alg)
-      : algorithm(alg) {
+      : algorithm(alg), dt(in.dtype() == kBFloat16 ? memory::data_type::bf16 : kF32) {
     const int64_t G = p.groups, O = weight.size(0);
     src = {in.size(0), in.size(1), in.size(2), in.size(3)};
     dst = {out.size(0), out.size(1), out.size(2), out.size(3)};
@@ -100,11 +115,14 @@ struct Geometry {
     pad_l = {p.pad_lo[0], p.pad_lo[1]};
     pad_r = {p.pad_hi[0], p.pad_hi[1]};
   }
-  memory::desc plain_src() const { return {src, kF32, Tag::nchw}; }
-  memory::desc plain_dst() const { return {dst, kF32, Tag::nchw}; }
-  memory::desc plain_weights() const { return {weights, kF32, grouped ? Tag::goihw : Tag::oihw}; }
-  memory::desc plain_bias() const { return {bias, kF32, Tag::x}; }
-  memory::desc any(const memory::dims& d) const { return {d, kF32, Tag::any}; }
+  memory::desc plain_src() const { return {src, dt, Tag::nchw}; }
+  memory::desc plain_dst() const { return {dst, dt, Tag::nchw}; }
+  memory::desc plain_weights() const { return {weights, dt, grouped ? Tag::goihw : Tag::oihw}; }
+  memory::desc plain_bias() const { return {bias, dt, Tag::x}; }
+  memory::desc any(const memory::dims& d) const { return {d, dt, Tag::any}; }
+  // The weight and bias gradients as oneDNN accumulates them (Note [bfloat16 convolution]).
+  memory::desc any_diff_weights() const { return {weights, kF32, Tag::any}; }
+  memory::desc diff_bias() const { return {bias, kF32, Tag::x}; }
 
   // Always forward_training, also without autograd: oneDNN's Winograd for inference is another
   // kernel (F(2x2, 3x3)) that measured up to 8x slower here.
@@ -180,10 +198,10 @@ Prepared prepare(Kind kind, const Geometry& g, bool with_bias) {
                make_arg(DNNL_ARG_DIFF_SRC, g.plain_src(), pd.diff_src_desc(), true)}};
     }
     case Kind::BackwardWeights: {
-      auto d = with_bias ? dnnl::convolution_backward_weights::desc(g.algorithm, g.any(g.src), g.any(g.weights),
-                                                                    g.plain_bias(), g.any(g.dst), g.strides,
+      auto d = with_bias ? dnnl::convolution_backward_weights::desc(g.algorithm, g.any(g.src), g.any_diff_weights(),
+                                                                    g.diff_bias(), g.any(g.dst), g.strides,
                                                                     g.dilates, g.pad_l, g.pad_r)
-                         : dnnl::convolution_backward_weights::desc(g.algorithm, g.any(g.src), g.any(g.weights),
+                         : dnnl::convolution_backward_weights::desc(g.algorithm, g.any(g.src), g.any_diff_weights(),
                                                                     g.any(g.dst), g.strides, g.dilates, g.pad_l,
                                                                     g.pad_r);
       dnnl::convolution_backward_weights::primitive_desc pd(d, dnnl_engine(), fwd);
@@ -213,8 +231,8 @@ Prepared prepare(Kind kind, const Tensor& in, const Tensor& weight, const Tensor
 
 Prepared& cached(Kind kind, const Tensor& in, const Tensor& weight, const Tensor& out, bool with_bias,
                  const Conv2dParams& p) {
-  thread_local PrimitiveCache<21, Prepared> cache(64);
-  const PrimitiveCache<21, Prepared>::Key key{static_cast<int64_t>(kind), in.size(0), in.size(1), in.size(2),
+  thread_local PrimitiveCache<22, Prepared> cache(64);
+  const PrimitiveCache<22, Prepared>::Key key{static_cast<int64_t>(kind), static_cast<int64_t>(in.dtype()), in.size(0), in.size(1), in.size(2),
                                               in.size(3), weight.size(0), weight.size(2), weight.size(3),
                                               out.size(2), out.size(3), p.stride[0], p.stride[1], p.pad_lo[0],
                                               p.pad_lo[1], p.pad_hi[0], p.pad_hi[1], p.dilation[0], p.dilation[1],
@@ -286,36 +304,98 @@ int conv_threads(const Tensor& weight, const Tensor& out) {
 // oneDNN takes a negative right padding (a transposed convolution's output_padding, Note
 // [Transposed convolution] in src/ops/convolution.cpp) only above -stride; past that (an
 // output_padding that only dilation allows) the plain loops run.
+bool outside_onednn(const Tensor& a, const Tensor& b, const Tensor& c, const Conv2dParams& p) {
+  return a.numel() == 0 || b.numel() == 0 || c.numel() == 0 || p.pad_hi[0] + p.stride[0] <= 0 ||
+         p.pad_hi[1] + p.stride[1] <= 0;
+}
+
 bool use_reference(const Tensor& a, const Tensor& b, const Tensor& c, const Conv2dParams& p) {
-  return a.dtype() != kFloat32 || a.numel() == 0 || b.numel() == 0 || c.numel() == 0 ||
-         p.pad_hi[0] + p.stride[0] <= 0 || p.pad_hi[1] + p.stride[1] <= 0;
+  return (a.dtype() != kFloat32 && a.dtype() != kBFloat16) || outside_onednn(a, b, c, p);
+}
+
+// Whether oneDNN has bfloat16 convolution kernels for this CPU.
+bool native_bfloat16() {
+  static const bool available = [] {
+    const Tensor in = empty({1, 16, 8, 8}, TensorOptions(kBFloat16)), weight = empty({16, 16, 3, 3}, TensorOptions(kBFloat16));
+    Conv2dParams p;
+    p.pad_lo = p.pad_hi = {1, 1};
+    try {
+      Geometry(in, weight, in, p, dnnl::algorithm::convolution_direct).forward_pd(true);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+// Whether a narrow layer runs on float32 copies (Note [bfloat16 convolution]).
+bool widened(const Tensor& a, const Tensor& b, const Tensor& c, const Conv2dParams& p) {
+  if (!is_reduced_floating_point(a.dtype())) return false;
+  return a.dtype() != kBFloat16 || !native_bfloat16() || outside_onednn(a, b, c, p);
+}
+
+Tensor widen_defined(const Tensor& t) { return t.defined() ? widen(t) : Tensor(); }
+Tensor float32_defined(const Tensor& t) { return t.defined() ? float32_like(t) : Tensor(); }
+
+void forward_widened(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
+                     const Conv2dParams& p) {
+  const Tensor x = widen(in), w = widen(weight), b = widen_defined(bias);
+  into(out, [&](const Tensor& o) { conv2d_forward(o, x, w, b, p); });
+}
+
+void backward_widened(const Tensor& din, const Tensor& dweight, const Tensor& dbias, const Tensor& dout,
+                      const Tensor& in, const Tensor& weight, const Conv2dParams& p) {
+  const Tensor wdin = float32_defined(din), wdw = float32_defined(dweight), wdb = float32_defined(dbias);
+  conv2d_backward(wdin, wdw, wdb, widen(dout), widen_defined(in), widen_defined(weight), p);
+  for (const auto& [narrow, wide] : {std::pair{din, wdin}, {dweight, wdw}, {dbias, wdb}})
+    if (narrow.defined()) copy(narrow, wide);
 }
 
 }  // namespace
 
+const char* bfloat16_conv_implementation() {
+  if (!native_bfloat16()) return "float32 (widened)";
+  static const std::string name = [] {
+    const Tensor in = empty({32, 64, 56, 56}, TensorOptions(kBFloat16)), weight = empty({64, 64, 3, 3}, TensorOptions(kBFloat16));
+    Conv2dParams p;
+    p.pad_lo = p.pad_hi = {1, 1};
+    return Geometry(in, weight, in, p, dnnl::algorithm::convolution_direct).forward_pd(true).impl_info_str();
+  }();
+  return name.c_str();
+}
+
 void conv2d_forward(const Tensor& out, const Tensor& in, const Tensor& weight, const Tensor& bias,
                     const Conv2dParams& p) {
-  if (use_reference(in, weight, out, p)) return conv2d_forward_reference(out, in, weight, bias, p);
   NoGradGuard no_grad;  // contiguous() copies below are scratch
+  if (widened(in, weight, out, p)) return forward_widened(out, in, weight, bias, p);
+  if (use_reference(in, weight, out, p)) return conv2d_forward_reference(out, in, weight, bias, p);
   Tensor x = in.contiguous(), w = weight.contiguous(), b = bias.defined() ? bias.contiguous() : Tensor();
   DnnlThreadsGuard threads(conv_threads(w, out));
   if (own_winograd(x.size(0), w, out, p)) return winograd::forward(out, x, w, b, p);
-  Prepared& prep = cached(Kind::Forward, x, w, out, b.defined(), p);
+  Prepared* prep = nullptr;
+  try {
+    prep = &cached(Kind::Forward, x, w, out, b.defined(), p);
+  } catch (const dnnl::error&) {
+    if (in.dtype() != kBFloat16) throw;
+    return forward_widened(out, in, weight, bias, p);  // a bfloat16 layer no kernel takes
+  }
   std::vector<void*> buffers{x.data_ptr(), w.data_ptr(), out.data_ptr()};
   if (b.defined()) buffers.push_back(b.data_ptr());
-  run(prep, buffers, out.device());
+  run(*prep, buffers, out.device());
 }
 
 void conv2d_backward(const Tensor& din, const Tensor& dweight, const Tensor& dbias, const Tensor& dout,
                      const Tensor& in, const Tensor& weight, const Conv2dParams& p) {
   const Tensor& some_input = din.defined() ? din : in;
   const Tensor& some_weight = din.defined() ? weight : dweight;  // weight is only given for din
+  NoGradGuard no_grad;
+  if (widened(dout, some_weight, some_input, p)) return backward_widened(din, dweight, dbias, dout, in, weight, p);
   if (use_reference(dout, some_weight, some_input, p)) {
     if (din.defined()) conv2d_backward_data_reference(din, dout, weight, p);
     if (dweight.defined()) conv2d_backward_weights_reference(dweight, dbias, in, dout, p);
     return;
   }
-  NoGradGuard no_grad;
   Tensor dy = dout.contiguous();
   DnnlThreadsGuard threads(conv_threads(some_weight, dy));
   if (own_winograd(dy.size(0), some_weight, dy, p)) {
@@ -323,17 +403,31 @@ void conv2d_backward(const Tensor& din, const Tensor& dweight, const Tensor& dbi
     if (dweight.defined()) winograd::backward_weights(dweight, dbias, in.contiguous(), dy, p);
     return;
   }
+  // A bfloat16 layer no kernel takes runs that half on float32 copies.
+  auto prepared = [&](Kind kind, const Tensor& x, const Tensor& w, bool with_bias) -> Prepared* {
+    try {
+      return &cached(kind, x, w, dy, with_bias, p);
+    } catch (const dnnl::error&) {
+      if (dy.dtype() != kBFloat16) throw;
+      return nullptr;
+    }
+  };
   Staged staged;  // diff_dst in the primitives' layout, reordered once for both
   if (din.defined()) {
     Tensor w = weight.contiguous();
-    run(cached(Kind::BackwardData, din, w, dy, false, p), {dy.data_ptr(), w.data_ptr(), din.data_ptr()},
-        din.device(), &staged);
+    if (Prepared* prep = prepared(Kind::BackwardData, din, w, false))
+      run(*prep, {dy.data_ptr(), w.data_ptr(), din.data_ptr()}, din.device(), &staged);
+    else
+      backward_widened(din, Tensor(), Tensor(), dout, Tensor(), weight, p);
   }
   if (dweight.defined()) {
     Tensor x = in.contiguous();
     std::vector<void*> buffers{x.data_ptr(), dy.data_ptr(), dweight.data_ptr()};
     if (dbias.defined()) buffers.push_back(dbias.data_ptr());
-    run(cached(Kind::BackwardWeights, x, dweight, dy, dbias.defined(), p), buffers, dweight.device(), &staged);
+    if (Prepared* prep = prepared(Kind::BackwardWeights, x, dweight, dbias.defined()))
+      run(*prep, buffers, dweight.device(), &staged);
+    else
+      backward_widened(Tensor(), dweight, dbias, dout, in, Tensor(), p);
   }
 }
 

@@ -1,15 +1,25 @@
-// Batched float32 matrix product on oneDNN, with primitives cached per shape, strides and thread
-// count (Note [oneDNN threads] in ops/dnnl/threads.h).
+// Batched float32 and bfloat16 matrix product on oneDNN, with primitives cached per dtype, shape,
+// strides and thread count (Note [oneDNN threads] in ops/dnnl/threads.h).
+//
+// Note [bfloat16 matmul]
+// bfloat16 operands run as oneDNN's bfloat16 matmul: bfloat16 src and weights, float32
+// accumulation, one rounding into the bfloat16 dst, which is what PyTorch's CPU bfloat16 mm does.
+// oneDNN 2.6 has such kernels from AVX512_CORE up (AMX tdpbf16ps, AVX512_BF16 vdpbf16ps, or an
+// emulation on plain AVX-512); on a CPU without them creating the primitive fails and the operands
+// are widened to float32 instead. float16 is always widened: oneDNN 2.6's CPU matmul has no f16
+// kernel (creating one fails, also on AVX512_FP16 CPUs).
 #include <dnnl.hpp>
 
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "cohort/autograd/grad_mode.h"
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/reduced.h"
+#include "ops/dnnl/bfloat16.h"
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"
 #include "ops/dnnl/threads.h"
@@ -41,6 +51,8 @@ bool dnnl_layout_ok(const Tensor& t) {
   return true;
 }
 
+memory::data_type dnnl_type(DType t) { return t == kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32; }
+
 memory::desc describe(const Tensor& t) {
   // The stride of a size-1 dim means nothing but steers oneDNN's choice of kernel (a [16, 1] column
   // with strides (1, 4) gets a gemm that fails to execute), so it is made canonical: unit for a
@@ -50,7 +62,7 @@ memory::desc describe(const Tensor& t) {
   // A batch stride of 0 (an expanded operand) becomes a broadcast batch dim of 1.
   const bool broadcast = t.stride(0) == 0;
   const int64_t s0 = broadcast || t.size(0) == 1 ? std::max(s1 * t.size(1), s2 * t.size(2)) : t.stride(0);
-  return memory::desc({broadcast ? 1 : t.size(0), t.size(1), t.size(2)}, memory::data_type::f32, {s0, s1, s2});
+  return memory::desc({broadcast ? 1 : t.size(0), t.size(1), t.size(2)}, dnnl_type(t.dtype()), {s0, s1, s2});
 }
 
 // A primitive with its memory objects and argument map, made once: a call only points the memory
@@ -71,11 +83,12 @@ Prepared prepare(const Tensor& c, const Tensor& a, const Tensor& b) {
   return p;
 }
 
-// Sizes and strides of c, a and b: what a matmul primitive is made for (with the thread count, which
-// PrimitiveCache adds).
+// The dtype and the sizes and strides of c, a and b: what a matmul primitive is made for (with the
+// thread count, which PrimitiveCache adds).
 Prepared& cached(const Tensor& c, const Tensor& a, const Tensor& b) {
-  thread_local PrimitiveCache<18, Prepared> cache(128);
-  PrimitiveCache<18, Prepared>::Key key{};
+  thread_local PrimitiveCache<19, Prepared> cache(128);
+  PrimitiveCache<19, Prepared>::Key key{};
+  key[18] = static_cast<int64_t>(c.dtype());
   size_t i = 0;
   for (const Tensor* t : {&c, &a, &b}) {
     IntArrayRef sizes = t->sizes(), strides = t->strides();
@@ -104,7 +117,30 @@ bool try_sgemm(const Tensor& c, const Tensor& a, const Tensor& b) {
                     c.data_ptr<float>(), N) == dnnl_success;
 }
 
+// Whether oneDNN has bfloat16 matmul kernels for this CPU (Note [bfloat16 matmul]).
+bool native_bfloat16() {
+  static const bool available = [] {
+    const memory::desc d({1, 16, 16}, memory::data_type::bf16, memory::format_tag::abc);
+    try {
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(d, d, d), dnnl_engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
 }  // namespace
+
+const char* bfloat16_matmul_implementation() {
+  if (!native_bfloat16()) return "float32 (widened)";
+  static const std::string name = [] {
+    const memory::desc d({1, 64, 64}, memory::data_type::bf16, memory::format_tag::abc);
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(d, d, d), dnnl_engine()).impl_info_str();
+  }();
+  return name.c_str();
+}
 
 void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
   NoGradGuard no_grad;  // contiguous() copies below are scratch
@@ -113,24 +149,33 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
     fill(c, 0);
     return;
   }
-  if (is_reduced_floating_point(c.dtype())) {  // float32's product of the widened operands, rounded once
+  const bool native = c.dtype() == kBFloat16 && a.dtype() == kBFloat16 && b.dtype() == kBFloat16 && native_bfloat16();
+  if (is_reduced_floating_point(c.dtype()) && !native) {  // float32's product of the widened operands, rounded once
     const Tensor wa = widen(a), wb = widen(b);
     return into(c, [&](const Tensor& o) { bmm(o, wa, wb); });
   }
-  if (c.dtype() != kFloat32) return bmm_reference(c, a, b);
+  if (c.dtype() != kFloat32 && !native) return bmm_reference(c, a, b);
   Tensor ac = dnnl_layout_ok(a) ? a : a.contiguous();
   Tensor bc = dnnl_layout_ok(b) ? b : b.contiguous();
   // oneDNN broadcasts one operand's batch of 1 to the other's, never both to the output's: when
   // both are expanded over the batch (stride 0), one of them is materialised.
   if (ac.stride(0) == 0 && bc.stride(0) == 0 && c.size(0) > 1) ac = ac.contiguous();
   const double flops = 2.0 * static_cast<double>(c.numel()) * static_cast<double>(a.size(2));
-  if (flops >= kSgemmFlops && try_sgemm(c, ac, bc)) return;
+  if (!native && flops >= kSgemmFlops && try_sgemm(c, ac, bc)) return;
   DnnlThreadsGuard guard(dnnl_threads_for(flops, kMatmulGrainFlops));
-  Prepared& prep = cached(c, ac, bc);
-  prep.a.set_data_handle(ac.data_ptr());
-  prep.b.set_data_handle(bc.data_ptr());
-  prep.c.set_data_handle(c.data_ptr());
-  prep.prim.execute(dnnl_stream(), prep.args);
+  Prepared* prep = nullptr;
+  try {
+    prep = &cached(c, ac, bc);
+  } catch (const dnnl::error&) {
+    if (!native) throw;
+    // A bfloat16 layout no kernel takes (the float32 ones take more): the widened product.
+    const Tensor wa = widen(a), wb = widen(b);
+    return into(c, [&](const Tensor& o) { bmm(o, wa, wb); });
+  }
+  prep->a.set_data_handle(ac.data_ptr());
+  prep->b.set_data_handle(bc.data_ptr());
+  prep->c.set_data_handle(c.data_ptr());
+  prep->prim.execute(dnnl_stream(), prep->args);
   dnnl_stream().wait();
 }
 
