@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <string>
 #include <thread>
@@ -222,6 +223,31 @@ Tensor pattern(const json& spec) {
 
 using Forward = std::function<Tensor(const std::map<std::string, Tensor>&, const std::map<std::string, Tensor>&)>;
 
+// For a network deep enough that bfloat16's roundings flip ReLU and max-pool decisions (two libraries'
+// roundings then route some gradients differently), elements are not comparable one by one. The
+// tensor as a whole is: cohort's distance from PyTorch's bfloat16 result must be within `factor` times
+// the distance bfloat16 itself puts between PyTorch's bfloat16 and float32 results.
+::testing::AssertionResult close_as_bfloat16(const std::string& what, const Tensor& got, const json& want,
+                                             const json& want_f32, double factor) {
+  std::vector<double> w = want.at("data").get<std::vector<double>>(), w32 = want_f32.at("data").get<std::vector<double>>();
+  Tensor flat = got.detach().to(kFloat64).contiguous().reshape({-1});
+  double ours = 0, theirs = 0, scale = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double g = flat[static_cast<int64_t>(i)].item<double>();
+    ours += (g - w[i]) * (g - w[i]);
+    theirs += (w32[i] - w[i]) * (w32[i] - w[i]);
+    scale += w[i] * w[i];
+  }
+  ours = std::sqrt(ours), theirs = std::sqrt(theirs), scale = std::sqrt(scale);
+  std::cout << "[ autocast ] " << what << ": |cohort - PyTorch bf16| / |PyTorch bf16| = " << ours / scale
+            << ", |PyTorch f32 - PyTorch bf16| / |PyTorch bf16| = " << theirs / scale << "\n";
+  if (ours <= factor * theirs + 1e-3 * scale) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << what << ": |cohort - PyTorch bf16| = " << ours << ", more than " << factor
+                                       << " x |PyTorch float32 - PyTorch bf16| = " << theirs << " (|PyTorch bf16| = "
+                                       << scale << ")";
+}
+
+// tol > 0: element by element (close_to); tol == 0: tensor by tensor (close_as_bfloat16, factor 2).
 void check_values(const std::string& name, const Forward& forward, double tol) {
   const json& entry = load_fixture("autocast.json").at("values").at(name);
   std::map<std::string, Tensor> inputs, params;
@@ -234,10 +260,15 @@ void check_values(const std::string& name, const Forward& forward, double tol) {
   }
   Tensor weights = pattern(json::array({y.sizes().vec(), 0.5, 1.0}));
   (y.to(kFloat32) * weights).sum().backward();
-  EXPECT_TRUE(close_to(name + " output", y, entry.at("output"), tol));
+  EXPECT_TRUE(close_to(name + " output", y, entry.at("output"), tol > 0 ? tol : 1.0 / 64));
   for (const auto& [k, want] : entry.at("grads").items()) {
     ASSERT_TRUE(params.at(k).grad().defined()) << name << ": no gradient reached " << k;
-    EXPECT_TRUE(close_to(name + " gradient of " + k, params.at(k).grad(), want, tol));
+    EXPECT_EQ(params.at(k).grad().dtype(), kFloat32) << name << ": gradient of " << k;
+    if (tol > 0)
+      EXPECT_TRUE(close_to(name + " gradient of " + k, params.at(k).grad(), want, tol));
+    else
+      EXPECT_TRUE(close_as_bfloat16(name + " gradient of " + k, params.at(k).grad(), want,
+                                    entry.at("float32_grads").at(k), 2.0));
   }
 }
 
@@ -272,7 +303,7 @@ TEST(Autocast, BlitzCnnMatchesPyTorch) {
                  x = linear(x, p.at("fc3.weight"), p.at("fc3.bias"));
                  return cross_entropy_loss(x, idx({3, 1, 7, 0}));
                },
-               1.0 / 16);
+               0);
 }
 
 // --- State --------------------------------------------------------------------------------------
