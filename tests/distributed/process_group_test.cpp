@@ -133,6 +133,22 @@ TEST(DistributedDDPLocal, BFloat16CompressionRoundsTheGradientsOnce) {
   EXPECT_EQ(os.str(), "bf16_compress");
 }
 
+TEST(DistributedDDPLocal, Float16CompressionRoundsTheGradientsOnce) {
+  auto pg = std::make_shared<dist::LocalProcessGroup>();
+  manual_seed(2);
+  auto net = std::make_shared<TwoLayers>();
+  auto plain = std::make_shared<TwoLayers>();
+  plain->load_state_dict(net->state_dict());
+  dist::DistributedDataParallel<TwoLayers> ddp(net, pg,
+                                               dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kFP16Compress));
+  for (const auto& b : ddp.buckets()) EXPECT_EQ(b.comm_dtype, kHalf);
+  Tensor x = randn({5, 4});
+  ddp(x).square().sum().backward();
+  plain->forward(x).square().sum().backward();
+  for (const auto& p : net->named_parameters())
+    EXPECT_TRUE(p.value().grad().equal(plain->named_parameters()[p.key()].grad().to(kHalf).to(kFloat32))) << p.key();
+}
+
 TEST(DistributedDDPLocal, AnUnusedParameterIsAnErrorUnlessAllowed) {
   auto pg = std::make_shared<dist::LocalProcessGroup>();
   auto net = std::make_shared<TwoLayers>();

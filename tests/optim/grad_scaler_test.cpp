@@ -15,7 +15,9 @@
 #include <cohort/cohort.h>
 #include <cohort/io/checkpoint.h>
 #include <cohort/optim/grad_scaler.h>
+#include <cohort/parallel/data_parallel.h>
 
+#include "support/devices.h"
 #include "support/error_of.h"
 
 using namespace cohort;
@@ -235,8 +237,9 @@ TEST(GradScaler, StateDictRoundTripsAndIsChecked) {
 // A small regression model trained with loss scaling, its gradients passed through float16's range (a
 // float16 model's gradients would be those values): with a large initial scale they overflow, and those
 // steps must be the skipped ones, exactly.
-struct Net : nn::Module {
-  Net() {
+struct Net : nn::Cloneable<Net> {
+  Net() { reset(); }
+  void reset() override {
     fc1 = register_module("fc1", nn::Linear(4, 16));
     fc2 = register_module("fc2", nn::Linear(16, 1));
   }
@@ -355,6 +358,33 @@ TEST(GradScaler, ResumeFromACheckpointIsExact) {
   std::vector<double> scales(whole.scales.begin() + kSaveAt, whole.scales.end());
   EXPECT_EQ(resumed.scales, scales);
   auto a = whole.net->named_parameters(), b = resumed.net->named_parameters();
+  for (const auto& p : a) EXPECT_TRUE(p.value().equal(*b.find(p.key()))) << p.key();
+}
+
+// nn::DataParallel sums the replicas' gradients into the master's parameters, which the optimizer
+// holds: scaling by a power of two and unscaling is exact, so the scaled run equals the plain one.
+class GradScalerDataParallel : public cohort::testing::WithDevices<2> {};
+
+TEST_F(GradScalerDataParallel, ScaledStepsEqualPlainSteps) {
+  auto run = [&](bool scaled) {
+    manual_seed(4);
+    auto net = std::make_shared<Net>();
+    nn::DataParallel<Net> dp(net, first(2));
+    optim::SGD opt(net->parameters(), optim::SGDOptions(0.1));
+    amp::GradScaler scaler(amp::GradScalerOptions().enabled(scaled));
+    for (int step = 0; step < 3; ++step) {
+      manual_seed(40 + step);
+      Tensor x = randn({8, 4}), y = randn({8, 1});
+      opt.zero_grad();
+      scaler.scale(F::mse_loss(dp.forward(x), y)).backward();
+      EXPECT_TRUE(scaler.step(opt));
+      scaler.update();
+    }
+    EXPECT_EQ(scaler.get_scale(), scaled ? 65536.0 : 1.0);
+    return net;
+  };
+  auto plain = run(false), scaled = run(true);
+  auto a = plain->named_parameters(), b = scaled->named_parameters();
   for (const auto& p : a) EXPECT_TRUE(p.value().equal(*b.find(p.key()))) << p.key();
 }
 
