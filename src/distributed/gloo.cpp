@@ -279,14 +279,17 @@ void min16(void* c, const void* a, const void* b, size_t n) {
   T* z = static_cast<T*>(c);
   for (size_t i = 0; i < n; ++i) z[i] = static_cast<float>(x[i]) <= static_cast<float>(y[i]) ? x[i] : y[i];
 }
-template <>
-void set_reduce<BFloat16>(gloo::AllreduceOptions& opts, ReduceOp op) {
-  opts.setReduceFunction(op == ReduceOp::kMax ? &max16<BFloat16> : op == ReduceOp::kMin ? &min16<BFloat16> : &sum16<BFloat16>);
+template <class T>
+void set_reduce16(gloo::AllreduceOptions& opts, ReduceOp op) {
+  void (*fn)(void*, const void*, const void*, size_t) = &sum16<T>;
+  if (op == ReduceOp::kMax) fn = &max16<T>;
+  if (op == ReduceOp::kMin) fn = &min16<T>;
+  opts.setReduceFunction(fn);
 }
 template <>
-void set_reduce<Half>(gloo::AllreduceOptions& opts, ReduceOp op) {
-  opts.setReduceFunction(op == ReduceOp::kMax ? &max16<Half> : op == ReduceOp::kMin ? &min16<Half> : &sum16<Half>);
-}
+void set_reduce<BFloat16>(gloo::AllreduceOptions& opts, ReduceOp op) { set_reduce16<BFloat16>(opts, op); }
+template <>
+void set_reduce<Half>(gloo::AllreduceOptions& opts, ReduceOp op) { set_reduce16<Half>(opts, op); }
 
 template <class T>
 void set_output(gloo::AllreduceOptions& opts, void* data, int64_t count, ReduceOp op) {

@@ -183,9 +183,20 @@ void GradScaler::update(double new_scale) {
   per_optimizer_.clear();
 }
 
-void GradScaler::set_growth_factor(double v) { check_scaler_options("GradScaler::set_growth_factor", v, backoff_factor_, growth_interval_); growth_factor_ = v; }
-void GradScaler::set_backoff_factor(double v) { check_scaler_options("GradScaler::set_backoff_factor", growth_factor_, v, growth_interval_); backoff_factor_ = v; }
-void GradScaler::set_growth_interval(int64_t v) { check_scaler_options("GradScaler::set_growth_interval", growth_factor_, backoff_factor_, v); growth_interval_ = v; }
+void GradScaler::set_growth_factor(double v) {
+  check_scaler_options("GradScaler::set_growth_factor", v, backoff_factor_, growth_interval_);
+  growth_factor_ = v;
+}
+
+void GradScaler::set_backoff_factor(double v) {
+  check_scaler_options("GradScaler::set_backoff_factor", growth_factor_, v, growth_interval_);
+  backoff_factor_ = v;
+}
+
+void GradScaler::set_growth_interval(int64_t v) {
+  check_scaler_options("GradScaler::set_growth_interval", growth_factor_, backoff_factor_, v);
+  growth_interval_ = v;
+}
 
 bool GradScaler::found_inf(const Optimizer& optimizer) const {
   auto it = per_optimizer_.find(&optimizer);

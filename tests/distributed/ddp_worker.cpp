@@ -291,8 +291,8 @@ void bf16_compress(dist::ProcessGroup& pg) {
   auto options = dist::DistributedDataParallelOptions().bucket_cap_mb(0.01);
   auto net32 = make_mlp(21), net16 = make_mlp(21), local = make_mlp(21);
   dist::DistributedDataParallel<Mlp> ddp32(net32, dist::default_group(), options);
-  dist::DistributedDataParallel<Mlp> ddp16(net16, dist::default_group(),
-                                           dist::DistributedDataParallelOptions(options).comm_hook(dist::CommHook::kBF16Compress));
+  auto compressed = dist::DistributedDataParallelOptions(options).comm_hook(dist::CommHook::kBF16Compress);
+  dist::DistributedDataParallel<Mlp> ddp16(net16, dist::default_group(), compressed);
   WCHECK(ddp16.buckets().size() >= 2, ddp16.buckets().size());
   int64_t bytes32 = 0, bytes16 = 0, flags = 0;
   for (size_t i = 0; i < ddp16.buckets().size(); ++i) {

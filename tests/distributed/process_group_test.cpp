@@ -110,8 +110,8 @@ TEST(DistributedDDPLocal, BFloat16CompressionRoundsTheGradientsOnce) {
   auto net = std::make_shared<TwoLayers>();
   auto plain = std::make_shared<TwoLayers>();
   plain->load_state_dict(net->state_dict());
-  dist::DistributedDataParallel<TwoLayers> ddp(net, pg,
-                                               dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kBF16Compress));
+  auto options = dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kBF16Compress);
+  dist::DistributedDataParallel<TwoLayers> ddp(net, pg, options);
   for (const auto& b : ddp.buckets()) {
     EXPECT_EQ(b.comm_dtype, kBFloat16);
     EXPECT_EQ(b.comm_bytes * 2, b.bytes);
@@ -139,8 +139,8 @@ TEST(DistributedDDPLocal, Float16CompressionRoundsTheGradientsOnce) {
   auto net = std::make_shared<TwoLayers>();
   auto plain = std::make_shared<TwoLayers>();
   plain->load_state_dict(net->state_dict());
-  dist::DistributedDataParallel<TwoLayers> ddp(net, pg,
-                                               dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kFP16Compress));
+  auto options = dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kFP16Compress);
+  dist::DistributedDataParallel<TwoLayers> ddp(net, pg, options);
   for (const auto& b : ddp.buckets()) EXPECT_EQ(b.comm_dtype, kHalf);
   Tensor x = randn({5, 4});
   ddp(x).square().sum().backward();

@@ -315,7 +315,9 @@ TEST(GradScaler, TrainingSkipsExactlyTheOverflowingSteps) {
   EXPECT_TRUE(run.stepped[kPoisoned - 1]);
   EXPECT_GE(skipped, 3) << "the initial scale 2^24 should overflow float16 gradients a few times";
   EXPECT_LE(skipped, 14);
-  auto window = [&](int from) { return (run.losses[from] + run.losses[from + 1] + run.losses[from + 2] + run.losses[from + 3]) / 4; };
+  auto window = [&](int from) {
+    return (run.losses[from] + run.losses[from + 1] + run.losses[from + 2] + run.losses[from + 3]) / 4;
+  };
   EXPECT_LT(window(kSteps - 4), 0.7 * window(0)) << "training did not make progress";
   std::string pattern;
   for (int s = 0; s < kSteps; ++s) pattern += run.stepped[s] ? '.' : 'x';
