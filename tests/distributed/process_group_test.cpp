@@ -129,8 +129,8 @@ TEST(DistributedDDPLocal, BFloat16CompressionRoundsTheGradientsOnce) {
     EXPECT_TRUE(p.value().grad().equal(ref.to(kBFloat16).to(kFloat32))) << p.key();
   }
   std::ostringstream os;
-  os << dist::CommHook::kBF16Compress;
-  EXPECT_EQ(os.str(), "bf16_compress");
+  ddp.pretty_print(os);
+  EXPECT_THAT(os.str(), HasSubstr(", comm_hook=bf16_compress)"));
 }
 
 TEST(DistributedDDPLocal, Float16CompressionRoundsTheGradientsOnce) {
