@@ -12,6 +12,8 @@
 // files, a Redis store's keys), so the next run with the same store and run id starts clean.
 #include "cohort/distributed/gloo.h"
 
+#include "cohort/core/half.h"
+
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -253,6 +255,42 @@ void set_reduce(gloo::AllreduceOptions& opts, ReduceOp op) {
   opts.setReduceFunction(fn);
 }
 
+// Gloo has no bfloat16, and its float16 is IEEE half without our rounding: the 16-bit floats are
+// reduced by these, each pair in float32 and rounded once to the type (so a sum over n ranks is
+// rounded n - 1 times, once per hop of the ring, as NCCL's bfloat16 sum is).
+template <class T>
+void sum16(void* c, const void* a, const void* b, size_t n) {
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  T* z = static_cast<T*>(c);
+  for (size_t i = 0; i < n; ++i) z[i] = T(static_cast<float>(x[i]) + static_cast<float>(y[i]));
+}
+template <class T>
+void max16(void* c, const void* a, const void* b, size_t n) {
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  T* z = static_cast<T*>(c);
+  for (size_t i = 0; i < n; ++i) z[i] = static_cast<float>(x[i]) >= static_cast<float>(y[i]) ? x[i] : y[i];
+}
+template <class T>
+void min16(void* c, const void* a, const void* b, size_t n) {
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  T* z = static_cast<T*>(c);
+  for (size_t i = 0; i < n; ++i) z[i] = static_cast<float>(x[i]) <= static_cast<float>(y[i]) ? x[i] : y[i];
+}
+template <class T>
+void set_reduce16(gloo::AllreduceOptions& opts, ReduceOp op) {
+  void (*fn)(void*, const void*, const void*, size_t) = &sum16<T>;
+  if (op == ReduceOp::kMax) fn = &max16<T>;
+  if (op == ReduceOp::kMin) fn = &min16<T>;
+  opts.setReduceFunction(fn);
+}
+template <>
+void set_reduce<BFloat16>(gloo::AllreduceOptions& opts, ReduceOp op) { set_reduce16<BFloat16>(opts, op); }
+template <>
+void set_reduce<Half>(gloo::AllreduceOptions& opts, ReduceOp op) { set_reduce16<Half>(opts, op); }
+
 template <class T>
 void set_output(gloo::AllreduceOptions& opts, void* data, int64_t count, ReduceOp op) {
   opts.setOutput(static_cast<T*>(data), static_cast<size_t>(count));
@@ -340,6 +378,8 @@ void ProcessGroupGloo::run_all_reduce(void* data, int64_t count, DType dtype, Re
     case kInt32: set_output<int32_t>(opts, data, count, op); break;
     case kInt64: set_output<int64_t>(opts, data, count, op); break;
     case kUInt8: set_output<uint8_t>(opts, data, count, op); break;
+    case kBFloat16: set_output<BFloat16>(opts, data, count, op); break;
+    case kHalf: set_output<Half>(opts, data, count, op); break;
     default: throw TypeError(detail::str("all_reduce: cannot reduce ", dtype, " tensors"));
   }
   gloo::allreduce(opts);

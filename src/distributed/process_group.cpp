@@ -205,6 +205,7 @@ std::shared_ptr<Work> ProcessGroup::all_reduce_async(std::vector<Tensor> tensors
     for (Packed& p : group_by_dtype(tensors)) {
       p.pack();
       if (p.flat.numel()) run_all_reduce(p.flat.data_ptr(), p.flat.numel(), p.flat.dtype(), op, t);
+      all_reduced_bytes_ += static_cast<int64_t>(p.flat.nbytes());
       if (op == ReduceOp::kAvg && world_size_ > 1) p.flat.div_(world_size_);
       p.unpack();
     }

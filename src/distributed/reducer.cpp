@@ -18,9 +18,16 @@
 // collective. So do reduce_with_gradients' values: the last bucket, launched last, has room for them
 // after its flags (grown on first use, identically on every rank), and finalize() reads their sums and
 // zeroes the room, so a backward without values adds zeros.
+// With a compressing CommHook, a float32/float64 bucket also owns a 16-bit copy of its gradients
+// ("wire"): at launch the gradients are divided by world_size in their own dtype (before the sum, as
+// PyTorch's hooks do, so that the 16-bit sum cannot overflow where the mean would not) and rounded
+// into the wire, and one all_reduce carries the wire and, in the bucket's dtype, the flags and values
+// (two Gloo all-reduces in one op, so bucket order is unchanged). finalize() copies the summed wire
+// back instead of dividing. The conversions run on the engine thread that launches the bucket.
 #include "cohort/distributed/reducer.h"
 
 #include <mutex>
+#include <ostream>
 #include <unordered_set>
 
 #include "cohort/autograd/engine.h"
@@ -44,11 +51,21 @@ struct Bucket {
   std::vector<size_t> params;
   int64_t numel = 0;  // gradient elements; the flags follow
   Tensor flat;
+  Tensor wire;  // with a compressing CommHook: the gradients in 16 bits, as all-reduced
   size_t pending = 0;
   std::shared_ptr<Work> work;
 };
 
 }  // namespace
+
+std::ostream& operator<<(std::ostream& os, CommHook hook) {
+  switch (hook) {
+    case CommHook::kAllReduce: return os << "allreduce";
+    case CommHook::kBF16Compress: return os << "bf16_compress";
+    case CommHook::kFP16Compress: return os << "fp16_compress";
+  }
+  return os << "?";
+}
 
 struct Reducer::State {
   std::vector<Param> params;
@@ -129,10 +146,16 @@ Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::shared_ptr<nn::Module
   if (!state.empty()) group_->broadcast(state, 0);  // every rank starts from rank 0's values
 
   state_->buckets = make_buckets(state_->params, options_.bucket_cap_mb());
-  for (const Bucket& b : state_->buckets) {
+  const CommHook hook = options_.comm_hook();
+  for (Bucket& b : state_->buckets) {
+    const DType dtype = b.flat.dtype();
+    if (hook != CommHook::kAllReduce && (dtype == kFloat32 || dtype == kFloat64))
+      b.wire = zeros({b.numel}, TensorOptions(hook == CommHook::kBF16Compress ? kBFloat16 : kHalf));
     BucketInfo info;
     for (size_t k : b.params) info.parameters.push_back(state_->params[k].name);
     info.bytes = b.numel * static_cast<int64_t>(b.flat.element_size());
+    info.comm_dtype = b.wire.defined() ? b.wire.dtype() : dtype;
+    info.comm_bytes = b.numel * static_cast<int64_t>(b.wire.defined() ? b.wire.element_size() : b.flat.element_size());
     state_->info.push_back(std::move(info));
   }
   state_->ready.assign(state_->params.size(), false);
@@ -191,7 +214,14 @@ void Reducer::launch_ready() {
   State& s = *state_;
   while (s.next_launch < s.buckets.size() && s.buckets[s.next_launch].pending == 0) {
     Bucket& b = s.buckets[s.next_launch++];
-    b.work = group_->all_reduce_async({b.flat}, ReduceOp::kSum);
+    if (b.wire.defined()) {  // Note [Gradient buckets]: compressed
+      Tensor grads = b.flat.narrow(0, 0, b.numel);
+      grads.div_(group_->world_size());
+      b.wire.copy_(grads);
+      b.work = group_->all_reduce_async({b.wire, b.flat.narrow(0, b.numel, b.flat.numel() - b.numel)}, ReduceOp::kSum);
+    } else {
+      b.work = group_->all_reduce_async({b.flat}, ReduceOp::kSum);
+    }
   }
 }
 
@@ -275,7 +305,8 @@ void Reducer::finalize() {
   for (size_t i = 0; i < s.buckets.size(); ++i) {
     Bucket& b = s.buckets[i];
     Tensor grads = b.flat.narrow(0, 0, b.numel);
-    grads.div_(n);  // the sum becomes the mean
+    if (b.wire.defined()) grads.copy_(b.wire);  // already divided before the sum
+    else grads.div_(n);                         // the sum becomes the mean
     for (size_t j = 0; j < b.params.size(); ++j) {
       if (used[i][j] < 0.5) continue;  // no rank used it: .grad() stays as it was
       const Param& p = s.params[b.params[j]];

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
@@ -281,6 +282,108 @@ void values_with_gradients(dist::ProcessGroup& pg) {
          "five values after three");
 }
 
+// bf16_compress against the float32 all-reduce on the same gradients: within bfloat16's rounding of
+// the exact mean, every value a bfloat16, the bucket bytes on the wire halved (the flags stay float32),
+// float32's own reduction bit for bit the sum of the gathered gradients over n (2 ranks); then both
+// train, and the compressed run converges as the float32 one does.
+void bf16_compress(dist::ProcessGroup& pg) {
+  const int n = pg.world_size();
+  auto options = dist::DistributedDataParallelOptions().bucket_cap_mb(0.01);
+  auto net32 = make_mlp(21), net16 = make_mlp(21), local = make_mlp(21);
+  dist::DistributedDataParallel<Mlp> ddp32(net32, dist::default_group(), options);
+  auto compressed = dist::DistributedDataParallelOptions(options).comm_hook(dist::CommHook::kBF16Compress);
+  dist::DistributedDataParallel<Mlp> ddp16(net16, dist::default_group(), compressed);
+  WCHECK(ddp16.buckets().size() >= 2, ddp16.buckets().size());
+  int64_t bytes32 = 0, bytes16 = 0, flags = 0;
+  for (size_t i = 0; i < ddp16.buckets().size(); ++i) {
+    const auto& b = ddp16.buckets()[i];
+    WCHECK(b.comm_dtype == kBFloat16 && ddp32.buckets()[i].comm_dtype == kFloat32, "bucket ", i, ": ", b.comm_dtype);
+    WCHECK(b.comm_bytes * 2 == b.bytes && ddp32.buckets()[i].comm_bytes == b.bytes, "bucket ", i);
+    bytes32 += b.bytes;
+    bytes16 += b.comm_bytes;
+    flags += 4 * static_cast<int64_t>(b.parameters.size());
+  }
+
+  Batch b = batch(0, pg);
+  int64_t before = pg.all_reduced_bytes();
+  nn::functional::mse_loss(ddp32(b.xs), b.ys).backward();
+  const int64_t sent32 = pg.all_reduced_bytes() - before;
+  before = pg.all_reduced_bytes();
+  nn::functional::mse_loss(ddp16(b.xs), b.ys).backward();
+  const int64_t sent16 = pg.all_reduced_bytes() - before;
+  WCHECK(sent32 == bytes32 + flags && sent16 == bytes16 + flags, "sent ", sent32, " and ", sent16, " bytes; buckets ",
+         bytes32, " and ", bytes16, " + flags ", flags);
+  WCHECK(sent16 * 2 < sent32 * 51 / 50, "bf16 sent ", sent16, " bytes, float32 ", sent32);
+  std::cout << "all-reduced bytes per backward: float32 " << sent32 << ", bf16_compress " << sent16 << std::endl;
+
+  // Each rank's own gradients, gathered: the exact mean and the scale of the rounding error.
+  nn::functional::mse_loss(local->forward(b.xs), b.ys).backward();
+  auto p16 = net16->named_parameters(), p32 = net32->named_parameters();
+  double worst = 0;
+  for (const auto& p : local->named_parameters()) {
+    auto all = pg.all_gather(p.value().grad());
+    Tensor sum = zeros(p.value().sizes(), TensorOptions(kFloat64)), magnitude = sum.clone();
+    Tensor sum32 = zeros(p.value().sizes());
+    for (const Tensor& g : all) {
+      sum.add_(g.to(kFloat64));
+      magnitude.add_(g.to(kFloat64).abs());
+      sum32.add_(g);
+    }
+    Tensor exact = sum / n, got = p16.find(p.key())->grad();
+    // n values rounded and n - 1 sums rounded, each by at most 2^-8 (bfloat16's unit roundoff) of a
+    // value no larger than the sum of |g_r| / n: n * 2^-8 times the ranks' mean |gradient| (1% slack
+    // for the float32 division before the rounding).
+    Tensor bound = magnitude / n * (n * std::ldexp(1.0, -8) * 1.01) + 1e-30;
+    Tensor error = (got.to(kFloat64) - exact).abs();
+    WCHECK((error <= bound).all().item<bool>(), p.key(), ": bf16 gradient off by ", (error / bound).max().item<double>(),
+           " bounds");
+    worst = std::max(worst, (error / (magnitude / n + 1e-30)).max().item<double>());
+    WCHECK(got.equal(got.to(kBFloat16).to(kFloat32)), p.key(), " holds values that are not bfloat16");
+    if (n == 2) WCHECK(p32.find(p.key())->grad().equal(sum32 / n), p.key(), " float32 all-reduce changed");
+  }
+  std::cout << "largest error of a bf16-compressed gradient element, over the mean |gradient| of the ranks: " << worst
+            << " (2^-8 = " << std::ldexp(1.0, -8) << ")" << std::endl;
+
+  // Training: both runs from the same start reach a similar loss.
+  auto train = [&](dist::DistributedDataParallel<Mlp>& ddp) {
+    optim::SGD opt(ddp.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    std::vector<double> losses;
+    for (int step = 0; step < 40; ++step) {
+      Batch t = batch(step % 4, pg);
+      opt.zero_grad();
+      Tensor loss = nn::functional::mse_loss(ddp(t.xs), t.ys);
+      loss.backward();
+      opt.step();
+      Tensor mean = loss.detach().clone();
+      pg.all_reduce({mean}, dist::ReduceOp::kAvg);
+      losses.push_back(mean.item<double>());
+    }
+    return losses;
+  };
+  std::vector<double> l32 = train(ddp32), l16 = train(ddp16);
+  for (const auto& p : net16->named_parameters()) WCHECK(same_on_all_ranks(pg, p.value()), p.key(), " differs between ranks");
+  double first = (l16[0] + l16[1] + l16[2] + l16[3]) / 4, last = (l16[36] + l16[37] + l16[38] + l16[39]) / 4;
+  double last32 = (l32[36] + l32[37] + l32[38] + l32[39]) / 4;
+  std::cout << "loss: bf16_compress " << first << " -> " << last << ", float32 -> " << last32 << std::endl;
+  WCHECK(last < 0.7 * first, "bf16_compress did not converge: ", first, " -> ", last);
+  WCHECK(std::abs(last - last32) < 0.1 * last32 + 1e-3, "bf16_compress ends at ", last, ", float32 at ", last32);
+}
+
+// 16-bit floats in the process group: sums, max, min and avg, in float32 and rounded per pair.
+void collectives16(dist::ProcessGroup& pg) {
+  const int r = pg.rank(), n = pg.world_size();
+  for (DType dtype : {kBFloat16, kHalf}) {
+    Tensor s = full({5}, 0.25 * (r + 1)).to(dtype), mx = s.clone(), mn = s.clone(), avg = s.clone();
+    pg.all_reduce({s}, dist::ReduceOp::kSum);
+    pg.all_reduce({mx}, dist::ReduceOp::kMax);
+    pg.all_reduce({mn}, dist::ReduceOp::kMin);
+    pg.all_reduce({avg}, dist::ReduceOp::kAvg);
+    WCHECK(s.dtype() == dtype && s.to(kFloat32).equal(full({5}, 0.25 * n * (n + 1) / 2)), dtype, s);
+    WCHECK(mx.to(kFloat32).equal(full({5}, 0.25 * n)) && mn.to(kFloat32).equal(full({5}, 0.25)), dtype);
+    WCHECK(avg.to(kFloat32).equal(full({5}, 0.25 * (n + 1) / 2)), dtype, avg);
+  }
+}
+
 struct Heads : nn::Module {
   Heads() {
     register_module("a", a);
@@ -413,6 +516,8 @@ int main(int argc, char** argv) {
       {"overlap", overlap},
       {"no_sync", no_sync},
       {"values_with_gradients", values_with_gradients},
+      {"bf16_compress", bf16_compress},
+      {"collectives16", collectives16},
       {"unused", [](dist::ProcessGroup& pg) { unused(pg, false); }},
       {"unused_allowed", [](dist::ProcessGroup& pg) { unused(pg, true); }},
       {"killed", killed},

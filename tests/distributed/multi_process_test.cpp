@@ -42,6 +42,16 @@ TEST_P(DistributedRanks, ValuesRideInTheGradientAllReduce) {
   EXPECT_TRUE(run.all_ok()) << run.report();
 }
 
+TEST_P(DistributedRanks, BFloat16CompressionHalvesTheBytesWithinBFloat16Tolerance) {
+  auto run = run_ranks(GetParam(), "bf16_compress");
+  EXPECT_TRUE(run.all_ok()) << run.report();
+}
+
+TEST_P(DistributedRanks, SixteenBitCollectives) {
+  auto run = run_ranks(GetParam(), "collectives16");
+  EXPECT_TRUE(run.all_ok()) << run.report();
+}
+
 TEST_P(DistributedRanks, ParametersUsedOnSomeRanksOnlyAreAnErrorOnEveryRank) {
   const int n = GetParam();
   auto run = run_ranks(n, "unused");

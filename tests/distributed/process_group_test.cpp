@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "cohort/cohort.h"
 #include "cohort/distributed/ddp.h"
@@ -99,6 +100,53 @@ TEST(DistributedDDPLocal, AWorldOfOneTrainsLikeTheModule) {
   ddp(x).square().sum().backward();
   for (const auto& p : net->named_parameters())
     EXPECT_TRUE(p.value().grad().allclose(plain->named_parameters()[p.key()].grad() * 3)) << p.key();
+}
+
+// With one rank, bf16_compress rounds each gradient to bfloat16 once (divided by 1, nothing to sum),
+// and the bucket's gradients travel as bfloat16 while its flags stay float32.
+TEST(DistributedDDPLocal, BFloat16CompressionRoundsTheGradientsOnce) {
+  auto pg = std::make_shared<dist::LocalProcessGroup>();
+  manual_seed(1);
+  auto net = std::make_shared<TwoLayers>();
+  auto plain = std::make_shared<TwoLayers>();
+  plain->load_state_dict(net->state_dict());
+  auto options = dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kBF16Compress);
+  dist::DistributedDataParallel<TwoLayers> ddp(net, pg, options);
+  for (const auto& b : ddp.buckets()) {
+    EXPECT_EQ(b.comm_dtype, kBFloat16);
+    EXPECT_EQ(b.comm_bytes * 2, b.bytes);
+  }
+  Tensor x = randn({5, 4});
+  const int64_t before = pg->all_reduced_bytes();
+  ddp(x).square().sum().backward();
+  int64_t expected = 0;
+  for (const auto& b : ddp.buckets()) expected += b.comm_bytes + 4 * static_cast<int64_t>(b.parameters.size());
+  EXPECT_EQ(pg->all_reduced_bytes() - before, expected);
+  plain->forward(x).square().sum().backward();
+  for (const auto& p : net->named_parameters()) {
+    Tensor ref = plain->named_parameters()[p.key()].grad();
+    EXPECT_EQ(p.value().grad().dtype(), kFloat32);
+    EXPECT_TRUE(p.value().grad().equal(ref.to(kBFloat16).to(kFloat32))) << p.key();
+  }
+  std::ostringstream os;
+  ddp.pretty_print(os);
+  EXPECT_THAT(os.str(), HasSubstr(", comm_hook=bf16_compress)"));
+}
+
+TEST(DistributedDDPLocal, Float16CompressionRoundsTheGradientsOnce) {
+  auto pg = std::make_shared<dist::LocalProcessGroup>();
+  manual_seed(2);
+  auto net = std::make_shared<TwoLayers>();
+  auto plain = std::make_shared<TwoLayers>();
+  plain->load_state_dict(net->state_dict());
+  auto options = dist::DistributedDataParallelOptions().comm_hook(dist::CommHook::kFP16Compress);
+  dist::DistributedDataParallel<TwoLayers> ddp(net, pg, options);
+  for (const auto& b : ddp.buckets()) EXPECT_EQ(b.comm_dtype, kHalf);
+  Tensor x = randn({5, 4});
+  ddp(x).square().sum().backward();
+  plain->forward(x).square().sum().backward();
+  for (const auto& p : net->named_parameters())
+    EXPECT_TRUE(p.value().grad().equal(plain->named_parameters()[p.key()].grad().to(kHalf).to(kFloat32))) << p.key();
 }
 
 TEST(DistributedDDPLocal, AnUnusedParameterIsAnErrorUnlessAllowed) {

@@ -77,7 +77,9 @@ class DistributedDataParallel : public nn::Module {
   void to(Device d, DType t, bool non_blocking = false) override { module_->to(d, t, non_blocking); }
   void pretty_print(std::ostream& os) const override {
     os << "DistributedDataParallel(rank=" << process_group()->rank() << ", world_size=" << process_group()->world_size()
-       << ", buckets=" << buckets().size() << ")";
+       << ", buckets=" << buckets().size();
+    if (reducer_.options().comm_hook() != CommHook::kAllReduce) os << ", comm_hook=" << reducer_.options().comm_hook();
+    os << ")";
   }
 
  private:

@@ -8,7 +8,8 @@
 // Every call is collective: all ranks must make the same calls in the same order with tensors of the
 // same dtypes and sizes. Ops run one at a time, in call order, on the group's communication thread,
 // so an async op overlaps the caller's computation; the sync forms are async + wait. Tensors: CPU, of
-// float32, float64, int32, int64 or uint8; non-contiguous ones are reduced through a contiguous copy
+// float32, float64, bfloat16, float16, int32, int64 or uint8 (16-bit floats are reduced pairwise in
+// float32, each partial result rounded to the type); non-contiguous ones are reduced through a contiguous copy
 // that is copied back. Results are written in place (the storage's version is bumped, so replicas and
 // saved-tensor checks see the change).
 //
@@ -20,6 +21,7 @@
 // LocalProcessGroup (world_size 1, every op the identity), so single-process code and tests need no peer.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -97,6 +99,9 @@ class ProcessGroup {
 
   // Called on the communication thread at the start and end of every op (tests use it as an event log).
   void set_trace(std::function<void(const TraceEvent&)> trace);
+  // Bytes this rank has given to all-reduces so far (each reduced buffer's size, once per op): the
+  // payload; Gloo's ring sends about 2 (n - 1) / n times that to its peers.
+  int64_t all_reduced_bytes() const { return all_reduced_bytes_.load(); }
 
  protected:
   ProcessGroup(int rank, int world_size, Timeout timeout);
@@ -118,6 +123,7 @@ class ProcessGroup {
 
   int rank_, world_size_;
   Timeout timeout_;
+  std::atomic<int64_t> all_reduced_bytes_{0};
   struct Queue;
   std::unique_ptr<Queue> queue_;
 };
