@@ -96,6 +96,7 @@
 #include "cohort/optim/accumulate.h"
 #include "cohort/optim/adagrad.h"
 #include "cohort/optim/adam.h"
+#include "cohort/optim/grad_scaler.h"
 #include "cohort/optim/lr_scheduler.h"
 #include "cohort/optim/optimizer.h"
 #include "cohort/optim/rmsprop.h"

@@ -181,6 +181,29 @@ TEST(Trainer, Bfloat16PrecisionLearnsIsRecordedAndResumeKeepsIt) {
   EXPECT_THAT(bad_err, HasSubstr("--precision 'fp8' is not known; choose one of f32, bf16, f16"));
 }
 
+// --precision f16: float16 autocast with dynamic loss scaling learns, and a run resumed mid-epoch
+// (the scaler's state is in the checkpoint) equals the uninterrupted one.
+TEST(Trainer, Float16PrecisionScalesTheLossAndResumesExactly) {
+  const fs::path whole = fresh_dir("f16-whole"), cut = fresh_dir("f16-cut");
+  auto [code, err] = run_cohort(with(base_flags(whole), {"--epochs", "2", "--precision", "f16"}));
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr(", float16 autocast with loss scaling, output in"));
+  EXPECT_GT(metrics_of(whole).back()["test_acc"].get<double>(), 0.9) << metrics_of(whole).back().dump();
+  ASSERT_EQ(run_cohort(with(base_flags(cut), {"--epochs", "2", "--precision", "f16", "--checkpoint-every", "5",
+                                              "--keep-checkpoints", "99"}))
+                .first,
+            0);
+  for (const auto& path : cohort::app::list_checkpoints(cut))
+    if (cohort::app::read_checkpoint(path).progress.step > 20) fs::remove(path);
+  const cohort::app::Checkpoint at20 = cohort::app::read_checkpoint(cut);
+  ASSERT_EQ(at20.progress.step, 20);
+  ASSERT_EQ(at20.progress.grad_scaler.count("scale"), 1u);
+  auto [resumed, resume_err] = run_cohort({"train", "--resume", cut.string(), "--threads", "1", "--no-progress"});
+  ASSERT_EQ(resumed, 0) << resume_err;
+  EXPECT_EQ(metrics_of(cut), metrics_of(whole));
+  EXPECT_TRUE(cohort::equal(final_weight(cut), final_weight(whole)));
+}
+
 TEST(Trainer, DivergingLossStopsWithTheStepAndKeepsTheLastCheckpoint) {
   const fs::path out = fresh_dir("diverge");
   auto [code, err] = run_cohort(with(base_flags(out), {"--lr", "1e6", "--epochs", "2", "--checkpoint-every", "1"}));

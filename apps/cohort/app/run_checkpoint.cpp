@@ -146,6 +146,8 @@ Checkpoint verified_checkpoint(const fs::path& file) {
     p.elapsed_seconds = run.at("elapsed_seconds");
     if (run.contains("carried"))
       for (const nlohmann::json& s : run.at("carried")) p.carried.push_back(state_from_json(s, where));
+    if (run.contains("grad_scaler"))
+      for (const auto& [key, value] : run.at("grad_scaler").items()) p.grad_scaler[key] = value.get<double>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + escape_text(e.what()));
   }
@@ -244,6 +246,7 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
       {"scheduler", scheduler_json(scheduler)},
       {"rng", default_generator().get_state()},
   };
+  if (!p.grad_scaler.empty()) run["grad_scaler"] = p.grad_scaler;
   if (!p.carried.empty()) {
     nlohmann::json carried = nlohmann::json::array();
     for (const Tensor& t : p.carried) carried.push_back(state_to_json(t));

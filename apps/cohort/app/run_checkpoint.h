@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct TrainProgress {
   // (Note [Carried state] in trainer.cpp); empty at an epoch's start and for other models. In a
   // checkpoint, all processes' rows in stream order.
   std::vector<Tensor> carried;
+  // --precision f16: the loss scaler's state (optim::GradScaler::state_dict), so a resumed run scales
+  // as the uninterrupted one would; empty otherwise.
+  std::map<std::string, double> grad_scaler;
 };
 
 struct Checkpoint {

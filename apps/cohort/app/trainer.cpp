@@ -57,7 +57,10 @@
 // type, losses in float32, and the weights, their gradients and the optimizer state stay float32, so
 // checkpoints are float32 whatever the precision. The backward pass runs outside the region, as
 // PyTorch recommends (its nodes compute in the dtypes of their forward). DataParallel's replicas
-// inherit the region. The precision is part of the run's configuration: --resume refuses another.
+// inherit the region. float16's narrow exponent range underflows small gradients, so f16 also scales
+// the loss (optim::GradScaler: PyTorch's dynamic scaling; a step whose gradients overflow is skipped
+// and the scale halves), and the scaler's state is checkpointed with the progress. The precision is
+// part of the run's configuration: --resume refuses another.
 #include "app/trainer.h"
 #include "app/carried_state.h"
 
@@ -170,14 +173,19 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
   mixed.reset();  // backward outside the region (Note [Mixed precision])
   if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
   run.optimizer->zero_grad();
-  loss.backward();
+  run.scaler.scale(loss).backward();
   if (run.call.reducer) sums = run.call.reducer->reduced_values();
   const double loss_value = sums[0] / sums[2];
   if (!std::isfinite(loss_value))
     throw NotFiniteError(cohort::detail::str("cohort train: the loss is ", loss_value, " at step ",
                                              run.progress.step + 1, " (epoch ", epoch + 1, ", batch ",
                                              run.loader.state().batch, "); training stopped"));
-  run.optimizer->step();
+  // With f16's loss scaling, a step whose gradients overflowed is skipped and the scale backs off.
+  run.scaler.step(*run.optimizer);
+  if (run.scaler.is_enabled()) {
+    run.scaler.update();
+    run.progress.grad_scaler = run.scaler.state_dict();
+  }
   if (run.schedule.per_step) run.schedule.scheduler->step();
   return sums;
 }

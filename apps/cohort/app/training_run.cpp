@@ -169,6 +169,7 @@ void resume(TrainingRun& run) {
   restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
   run.progress = c.progress;
   run.progress.carried = my_streams(c.progress.carried, run.ranks);
+  if (!run.progress.grad_scaler.empty()) run.scaler.load_state_dict(run.progress.grad_scaler);
   run.resumed_from = c.path;
   run.resumed_from_step = c.progress.step;
   run.loader.load_state(run.progress.loader);
@@ -255,6 +256,7 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
                   .data = std::move(data),
                   .model = std::move(model),
                   .optimizer = std::move(optimizer),
+                  .scaler = optim::GradScaler(optim::GradScalerOptions().enabled(config.precision == "f16")),
                   .call = std::move(call),
                   .loader = std::move(loader),
                   .test_loader = std::move(test_loader),

@@ -14,6 +14,7 @@
 #include "cohort/distributed/reducer.h"
 #include "cohort/models/model.h"
 #include "cohort/nn/module.h"
+#include "cohort/optim/grad_scaler.h"
 #include "cohort/optim/optimizer.h"
 #include "cohort/parallel/data_parallel.h"
 
@@ -50,6 +51,9 @@ struct TrainingRun {
   // The master copy: what the optimizer, the checkpoints and the evaluation see.
   std::shared_ptr<models::Model> model;
   std::unique_ptr<optim::Optimizer> optimizer;
+  // Dynamic loss scaling for --precision f16 (Note [Mixed precision] in trainer.cpp); disabled, the
+  // identity, otherwise.
+  optim::GradScaler scaler{optim::GradScalerOptions().enabled(false)};
   ModelCall call;
   data::DataLoader loader;       // the training set: this process's share of each batch
   data::DataLoader test_loader;  // the whole test set, in every process
