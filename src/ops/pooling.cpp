@@ -18,7 +18,7 @@ Tensor as_batched(const char* op, const Tensor& input) {
   COHORT_CHECK(input.dim() == 3 || input.dim() == 4, op, ": expected a 3-d (unbatched) or 4-d (batched) input ",
                "[N, C, H, W], got input of shape ", input.sizes());
   COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()), op,
-                  ": expected a floating-point input (float32 or float64), got ", input.dtype());
+                  ": expected a floating-point input, got ", input.dtype());
   for (int64_t d = 0; d < input.dim(); ++d)
     COHORT_CHECK(input.size(d) > 0 || (d == 0 && input.dim() == 4), op, ": expected non-empty channel and spatial ",
                  "dims, got input of shape ", input.sizes());

@@ -156,7 +156,7 @@ Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, G
   COHORT_CHECK(input.dim() == 1 || input.dim() == 2, "multinomial: expected weights of 1 or 2 dims, got shape ",
                input.sizes());
   COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()),
-                  "multinomial: expected floating-point weights (float32 or float64), got ", input.dtype());
+                  "multinomial: expected floating-point weights, got ", input.dtype());
   const int64_t rows = input.dim() == 2 ? input.size(0) : 1, n = input.size(-1);
   COHORT_CHECK(num_samples > 0, "multinomial: num_samples must be positive, got ", num_samples);
   COHORT_CHECK(replacement || num_samples <= n, "multinomial: cannot draw ", num_samples,
