@@ -59,6 +59,15 @@ TEST(SoftmaxRows, SpecialValuesFollowMath) {
     }
 }
 
+// A causal mask's -inf (half of each row) gives exact zeros; the rest matches float64.
+TEST(SoftmaxRows, CausalMask) {
+  manual_seed(13);
+  Tensor x = randn({64, 64}) * 3 + nn::generate_square_subsequent_mask(64);
+  Tensor p = softmax(x, -1), p64 = softmax(x.to(kFloat64), -1);
+  EXPECT_LE((p.to(kFloat64) - p64).abs().max().item<double>(), 1e-7);
+  EXPECT_TRUE(equal(p.masked_fill(x > -1e30, 0.0), zeros({64, 64})));
+}
+
 TEST(SoftmaxRows, ResultsDoNotDependOnTheThreadCount) {
   const int previous = get_num_threads();
   manual_seed(12);
