@@ -137,6 +137,24 @@ TEST(LayerNormGrad, CreateGraphMatchesFused) {
   for (size_t i = 0; i < fused.size(); ++i) EXPECT_LE(testing::max_abs_diff(fused[i], graphed[i]), 1e-12) << i;
 }
 
+// Only the parameters require grad (a frozen input): the kernel skips dx and still sums the columns;
+// only the input does: no column sums.
+TEST(LayerNormGrad, SomeInputsWithoutGrad) {
+  manual_seed(7);
+  const TensorOptions o(kFloat64);
+  Tensor x = randn({40, 24}, o), w = leaf(randn({24}, o)), b = leaf(randn({24}, o)), up = randn({40, 24}, o);
+  auto g = autograd::grad({(layer_norm(x, {24}, w, b, 1e-5) * up).sum()}, {w, b});
+  Tensor w2 = leaf(w), b2 = leaf(b);
+  auto want = autograd::grad({(composed(x, {24}, w2, b2, 1e-5) * up).sum()}, {w2, b2});
+  EXPECT_LE(testing::max_abs_diff(g[0], want[0]), 1e-11);
+  EXPECT_LE(testing::max_abs_diff(g[1], want[1]), 1e-11);
+  Tensor xg = leaf(x);
+  auto gx = autograd::grad({(layer_norm(xg, {24}, w.detach(), b.detach(), 1e-5) * up).sum()}, {xg});
+  Tensor xg2 = leaf(x);
+  auto want_x = autograd::grad({(composed(xg2, {24}, w.detach(), b.detach(), 1e-5) * up).sum()}, {xg2});
+  EXPECT_LE(testing::max_abs_diff(gx[0], want_x[0]), 1e-11);
+}
+
 // Rows are independent and the column sums add fixed blocks in a fixed order: bit-identical
 // results with 1, 2 and 3 threads.
 TEST(LayerNormThreads, ResultsDoNotDependOnTheThreadCount) {
