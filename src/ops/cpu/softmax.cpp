@@ -1,12 +1,135 @@
 // Softmax and log-softmax along one dim of a contiguous tensor, as [outer, n, inner].
+//
+// Note [Softmax rows]
+// Along the last dim of a float32 tensor (inner == 1, every attention and classifier softmax) each
+// row takes a vectorised path compiled per ISA (Note [Kernel ISA dispatch] in isa.h): a max pass,
+// then exp(x - max) written and summed in one pass, then the scaling. exp is exp_lanes below: a
+// range reduction x = k ln2 + r, |r| <= ln2 / 2, and the Taylor polynomial of exp(r) to degree 7,
+// whose truncation error (r^8 / 8! < 6e-9) is below float32's rounding, so exp_lanes is within a
+// few ulp of std::exp. The sums go through 16 float lanes into double every kFlush elements; the
+// file is compiled with -ffp-contract=off (CMakeLists.txt): every ISA, and every thread count (rows
+// are independent), gives the same bits. Other dims and float64 keep the plain loop below (exp and
+// sums in double).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "ops/cpu/isa.h"
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/reduced.h"
 
 namespace cohort::kernel {
+
+namespace {
+
+typedef float VF __attribute__((vector_size(64)));
+typedef int32_t VI __attribute__((vector_size(64)));
+constexpr int64_t kWidth = 16;
+constexpr int64_t kFlush = 4096;
+
+// The helpers take and give vectors by reference: a vector passed or returned by value draws GCC's
+// ABI warning in the baseline clone.
+
+// The float lanes whose bits are v's.
+COHORT_ALWAYS_INLINE void as_float(VF& f, const VI& v) { std::memcpy(&f, &v, sizeof(VF)); }
+
+COHORT_ALWAYS_INLINE void load(VF& v, const float* p) { std::memcpy(&v, p, sizeof(VF)); }
+
+// x = exp(x) in each lane. Inputs below -104 give 0 and above 89 give inf (past float32's range
+// either way); NaN stays NaN. The lanes below -104 (the -inf of masked attention scores) are
+// computed as exp(0) and then zeroed, not carried into the subnormals: an operation whose result
+// is subnormal takes a microcode assist on many x86 CPUs, which made a causally masked softmax
+// four times slower.
+COHORT_ALWAYS_INLINE void exp_lanes(VF& x) {
+  const VF lo = VF{} - 104.0f, hi = VF{} + 89.0f, shifter = VF{} + 12582912.0f, zero{};
+  const VI vanishes = x < lo;
+  x = vanishes ? zero : x;
+  x = x > hi ? hi : x;
+  // k = x / ln2 rounded to nearest (adding and removing 1.5 * 2^23 drops the fraction), then
+  // r = x - k ln2 with ln2 in two parts, the first exact in 16 bits so that k * ln2_hi is exact.
+  const VF k = (x * 1.44269504088896341f + shifter) - shifter;
+  VF r = x - k * 0.693145751953125f;
+  r = r - k * 1.428606765330187e-06f;
+  VF p = r * (1.0f / 5040.0f) + (1.0f / 720.0f);
+  p = p * r + (1.0f / 120.0f);
+  p = p * r + (1.0f / 24.0f);
+  p = p * r + (1.0f / 6.0f);
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  // 2^k as two factors 2^k1 * 2^k2, each a normal float for every k in [-150, 128], so that the
+  // last product rounds once into the subnormals or overflows to inf as exp does.
+  const VI ki = __builtin_convertvector(k, VI);
+  const VI k1 = ki >> 1, k2 = ki - k1;
+  VF s1, s2;
+  as_float(s1, (k1 + 127) << 23);
+  as_float(s2, (k2 + 127) << 23);
+  x = p * s1 * s2;
+  x = vanishes ? zero : x;
+}
+
+// The lanes' maximum and their sum (in double), each folded in halves (a fixed order).
+COHORT_ALWAYS_INLINE float lane_max(const VF& v) {
+  float m[kWidth];
+  std::memcpy(m, &v, sizeof(VF));
+  for (int64_t w = kWidth / 2; w > 0; w /= 2)
+    for (int64_t e = 0; e < w; ++e) m[e] = m[e + w] > m[e] ? m[e + w] : m[e];
+  return m[0];
+}
+COHORT_ALWAYS_INLINE double lane_sum(const VF& v) {
+  double s[kWidth];
+  for (int64_t e = 0; e < kWidth; ++e) s[e] = static_cast<double>(v[e]);
+  for (int64_t w = kWidth / 2; w > 0; w /= 2)
+    for (int64_t e = 0; e < w; ++e) s[e] += s[e + w];
+  return s[0];
+}
+
+// Note [Softmax rows]: `rows` rows of n contiguous floats.
+COHORT_ISA_CLONES void softmax_rows(float* y, const float* x, int64_t rows, int64_t n, bool log) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const int64_t full = n / kWidth * kWidth, rest = n - full;
+  for (int64_t row = 0; row < rows; ++row, x += n, y += n) {
+    // The tail as one more vector, padded with -inf (whose exp is 0, and which never wins the max).
+    VF tail = VF{} + neg_inf;
+    for (int64_t e = 0; e < rest; ++e) tail[e] = x[full + e];
+    VF mv = tail;
+    for (int64_t j = 0; j < full; j += kWidth) {
+      VF v;
+      load(v, x + j);
+      mv = v > mv ? v : mv;  // a NaN never wins; the row's exp gives NaN anyway
+    }
+    float m = lane_max(mv);
+    if (std::isinf(m) && m < 0) m = 0;  // every input -inf: keep the NaN/0 that math gives
+    VF acc{};
+    double sum = 0;
+    for (int64_t j = 0; j < full; j += kWidth) {
+      VF e;
+      load(e, x + j);
+      e -= m;
+      exp_lanes(e);
+      if (!log) std::memcpy(y + j, &e, sizeof(VF));
+      acc += e;
+      if ((j + kWidth) % kFlush == 0) sum += lane_sum(acc), acc = VF{};
+    }
+    if (rest > 0) {
+      tail -= m;
+      exp_lanes(tail);
+      acc += tail;
+    }
+    sum += lane_sum(acc);
+    if (log) {
+      const float lse = static_cast<float>(std::log(sum)) + m;
+      for (int64_t j = 0; j < n; ++j) y[j] = x[j] - lse;
+    } else {
+      for (int64_t e = 0; e < rest; ++e) y[full + e] = tail[e];
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t j = 0; j < n; ++j) y[j] *= inv;
+    }
+  }
+}
+
+}  // namespace
 
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   COHORT_ASSERT(in.is_contiguous() && out.is_contiguous());
@@ -18,6 +141,14 @@ void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   if (is_reduced_floating_point(in.dtype())) {  // computed in float32, rounded once
     const Tensor wide = widen(in);
     return into(out, [&](const Tensor& o) { softmax(o, wide, dim, log); });
+  }
+  if (in.dtype() == kFloat32 && inner == 1) {  // Note [Softmax rows]
+    const float* x = in.data_ptr<float>();
+    float* y = out.data_ptr<float>();
+    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+      softmax_rows(y + begin * n, x + begin * n, end - begin, n, log);
+    });
+    return;
   }
   dispatch_floating(in.dtype(), "softmax", [&](auto tag) {
     using T = decltype(tag);
