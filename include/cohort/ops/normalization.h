@@ -35,8 +35,9 @@ inline Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor
 // layer_norm: mean and biased variance over the trailing dims `normalized_shape`; weight and bias
 // (optional) have that shape. group_norm: over each group of C / num_groups channels and all
 // trailing dims of one sample; weight and bias (optional) are [C]. y = (x - mean) / sqrt(var + eps)
-// * w + b. Compositions of differentiable ops (mean, var), so any order of derivative. The cudnn
-// flags of ATen's signatures are accepted and ignored.
+// * w + b. layer_norm runs fused row kernels (src/ops/cpu/layer_norm.cpp) whose backward is built from
+// differentiable ops under create_graph; group_norm composes mean and var: any order of derivative
+// either way. The cudnn flags of ATen's signatures are accepted and ignored.
 // Throws cohort::Error naming the op when the trailing dims differ from normalized_shape, C is not
 // divisible by num_groups, or weight/bias have the wrong shape.
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
