@@ -1,75 +1,16 @@
-// GradScaler: PyTorch's dynamic loss scaling (torch.amp.GradScaler), and the fused inf/NaN check and
-// unscale that its unscale_ runs over each gradient.
+// GradScaler: PyTorch's dynamic loss scaling (torch.amp.GradScaler); its unscale_ runs the op
+// non_finite_check_and_unscale_ (src/ops/amp_unscale.cpp) over the optimizer's gradients.
 #include "cohort/optim/grad_scaler.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 
-#include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
-#include "ops/cpu/loops.h"
+#include "cohort/ops/optimizer_step.h"
 
 namespace cohort::optim {
 
 namespace {
-
-// Note [Fused unscale]
-// Unscaling composed of tensor ops is three passes per gradient (isfinite, all, mul_) and two
-// temporaries. This loop reads each element once: it tests the exponent bits (all ones: inf or NaN)
-// of the value before scaling, as PyTorch's kernel tests the input, and multiplies by inv_scale in
-// float32 (PyTorch's inv_scale is a float32 tensor), so an inf stays inf and NaN stays NaN. The test
-// is on bits so that the loop vectorises; threads take fixed ranges and OR their flags.
-bool check_and_unscale_float(float* g, int64_t n, float inv_scale) {
-  std::atomic<bool> found{false};
-  kernel::parallel_for(n, kernel::kParallelGrain, [&](int64_t begin, int64_t end) {
-    uint32_t bad = 0;
-    if (inv_scale == 1.0f) {
-      for (int64_t i = begin; i < end; ++i) {
-        uint32_t u;
-        std::memcpy(&u, g + i, sizeof u);
-        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-      }
-    } else {
-      for (int64_t i = begin; i < end; ++i) {
-        uint32_t u;
-        std::memcpy(&u, g + i, sizeof u);
-        bad |= static_cast<uint32_t>((u & 0x7f800000u) == 0x7f800000u);
-        g[i] *= inv_scale;
-      }
-    }
-    if (bad) found.store(true, std::memory_order_relaxed);
-  });
-  return found.load();
-}
-
-bool check_and_unscale_one(const Tensor& grad, float inv_scale) {
-  COHORT_CHECK_AS(TypeError, grad.is_floating_point(), "GradScaler::unscale_: expected floating-point gradients, got ",
-                  grad.dtype());
-  if (grad.numel() == 0) return false;
-  if (grad.dtype() == kFloat32 && grad.is_contiguous()) {
-    bool found = check_and_unscale_float(grad.data_ptr<float>(), grad.numel(), inv_scale);
-    if (inv_scale != 1.0f) grad.unsafe_impl()->storage()->bump_version();  // written through a raw pointer
-    return found;
-  }
-  // Any other dtype or layout: the same loop over a float32 copy. Every float16/bfloat16 value is a
-  // float32, and x * inv_scale rounded to float32 then to the narrow type is x * inv_scale rounded
-  // once for a power-of-two scale (the usual one); float64 gradients are checked exactly (a float64
-  // beyond float32's range is finite) and scaled in float64.
-  if (grad.dtype() == kFloat64) {
-    Tensor g = grad.contiguous();
-    const double* d = g.data_ptr<double>();
-    bool found = false;
-    for (int64_t i = 0; i < g.numel(); ++i) found |= !std::isfinite(d[i]);
-    if (inv_scale != 1.0f) grad.mul_(static_cast<double>(inv_scale));
-    return found;
-  }
-  Tensor g = grad.to(kFloat32).contiguous();
-  bool found = check_and_unscale_float(g.data_ptr<float>(), g.numel(), inv_scale);
-  if (inv_scale != 1.0f) grad.copy_(g);
-  return found;
-}
 
 void check_scaler_options(const char* op, double growth_factor, double backoff_factor, int64_t growth_interval) {
   COHORT_CHECK(growth_factor > 1.0 && std::isfinite(growth_factor), op, ": growth_factor must be > 1, got ",
@@ -80,14 +21,6 @@ void check_scaler_options(const char* op, double growth_factor, double backoff_f
 }
 
 }  // namespace
-
-bool non_finite_check_and_unscale_(const std::vector<Tensor>& grads, float inv_scale) {
-  NoGradGuard no_grad;
-  bool found = false;
-  for (const Tensor& g : grads)
-    if (g.defined()) found |= check_and_unscale_one(g, inv_scale);
-  return found;
-}
 
 GradScaler::GradScaler(GradScalerOptions options)
     : scale_(static_cast<float>(options.init_scale())),

@@ -67,41 +67,41 @@ TEST(GradScaler, OptionsAreChecked) {
 TEST(GradScaler, UnscaleIsOnePassAndFindsInfAndNaN) {
   // float32 contiguous (the fused loop), finite: exact division by a power of two.
   Tensor a = floats({65536.f, -3.f * 65536.f, 0.f, 1.f});
-  EXPECT_FALSE(optim::non_finite_check_and_unscale_({a}, 1.0f / 65536));
+  EXPECT_FALSE(non_finite_check_and_unscale_({a}, 1.0f / 65536));
   EXPECT_TRUE(a.equal(floats({1.f, -3.f, 0.f, 1.f / 65536})));
   // inf and NaN anywhere in any tensor are found; the other values are still unscaled.
   Tensor b = floats({2.f, kInf, 4.f}), c = floats({kNaN, 8.f});
-  EXPECT_TRUE(optim::non_finite_check_and_unscale_({b, c}, 0.5f));
+  EXPECT_TRUE(non_finite_check_and_unscale_({b, c}, 0.5f));
   EXPECT_EQ(b[0].item<float>(), 1.f);
   EXPECT_TRUE(std::isinf(b[1].item<float>()));
   EXPECT_TRUE(std::isnan(c[0].item<float>()));
   EXPECT_EQ(c[1].item<float>(), 4.f);
-  EXPECT_TRUE(optim::non_finite_check_and_unscale_({floats({-kInf})}, 1.0f));
+  EXPECT_TRUE(non_finite_check_and_unscale_({floats({-kInf})}, 1.0f));
   // A large gradient (split over threads) with one inf at its end.
   Tensor big = full({200001}, 4.0);
   big[200000].fill_(kInf);
-  EXPECT_TRUE(optim::non_finite_check_and_unscale_({big}, 0.25f));
+  EXPECT_TRUE(non_finite_check_and_unscale_({big}, 0.25f));
   EXPECT_TRUE(big.narrow(0, 0, 200000).equal(ones({200000})));
-  EXPECT_FALSE(optim::non_finite_check_and_unscale_({Tensor(), zeros({0})}, 0.5f));
+  EXPECT_FALSE(non_finite_check_and_unscale_({Tensor(), zeros({0})}, 0.5f));
 }
 
 TEST(GradScaler, UnscaleOfOtherDTypesAndLayoutsMatchesFloat32) {
   Tensor base = floats({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).reshape({2, 3}) * 1024.0;
   Tensor t = base.t();  // not contiguous
-  EXPECT_FALSE(optim::non_finite_check_and_unscale_({t}, 1.0f / 1024));
+  EXPECT_FALSE(non_finite_check_and_unscale_({t}, 1.0f / 1024));
   EXPECT_TRUE(base.equal(floats({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).reshape({2, 3})));
   for (DType dtype : {kFloat64, kBFloat16, kHalf}) {
     Tensor g = (floats({1.f, -2.f, 0.5f}) * 8.0).to(dtype);
-    EXPECT_FALSE(optim::non_finite_check_and_unscale_({g}, 0.125f)) << dtype;
+    EXPECT_FALSE(non_finite_check_and_unscale_({g}, 0.125f)) << dtype;
     EXPECT_EQ(g.dtype(), dtype);
     EXPECT_TRUE(g.to(kFloat32).equal(floats({1.f, -2.f, 0.5f}))) << dtype;
     Tensor bad = floats({1.f, kInf}).to(dtype);
-    EXPECT_TRUE(optim::non_finite_check_and_unscale_({bad}, 0.5f)) << dtype;
+    EXPECT_TRUE(non_finite_check_and_unscale_({bad}, 0.5f)) << dtype;
   }
   // float64 beyond float32's range is finite.
   Tensor huge = tensor(std::vector<double>{1e300});
-  EXPECT_FALSE(optim::non_finite_check_and_unscale_({huge}, 1.0f));
-  EXPECT_THAT(error_of([] { optim::non_finite_check_and_unscale_({ones({2}, TensorOptions(kInt64))}, 1.f); }),
+  EXPECT_FALSE(non_finite_check_and_unscale_({huge}, 1.0f));
+  EXPECT_THAT(error_of([] { non_finite_check_and_unscale_({ones({2}, TensorOptions(kInt64))}, 1.f); }),
               HasSubstr("expected floating-point gradients, got"));
 }
 

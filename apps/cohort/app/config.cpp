@@ -19,6 +19,14 @@ const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"}
 const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
 const std::vector<std::string> kPrecisions = {"f32", "bf16", "f16"};
 
+Precision precision_of(const TrainConfig& c) {
+  if (c.precision == "bf16") return {.autocast = true, .dtype = kBFloat16, .loss_scaling = false,
+                                     .summary = ", bfloat16 autocast"};
+  if (c.precision == "f16") return {.autocast = true, .dtype = kHalf, .loss_scaling = true,
+                                    .summary = ", float16 autocast with loss scaling"};
+  return {.autocast = false, .dtype = kFloat32, .loss_scaling = false, .summary = ""};
+}
+
 std::string join_names(const std::vector<std::string>& names) {
   std::ostringstream out;
   for (size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];

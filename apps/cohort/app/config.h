@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "cohort/core/device.h"
+#include "cohort/core/dtype.h"
 #include "cohort/core/error.h"
 
 namespace cohort::app {
@@ -78,6 +79,17 @@ int64_t integer_at(const nlohmann::json& j, const char* key, const std::string& 
 
 // The choices of --dataset, --optimizer, --scheduler and --precision (--model's are models::names()).
 extern const std::vector<std::string> kDatasets, kOptimizers, kSchedulers, kPrecisions;
+
+// What --precision means for a run: the autocast region's dtype around each step's forward pass and
+// loss and around the evaluation (Note [Mixed precision] in trainer.cpp), whether the loss is scaled,
+// and the words the start line uses.
+struct Precision {
+  bool autocast;        // false for f32: no region at all
+  DType dtype;          // the region's dtype (float32 without one)
+  bool loss_scaling;    // f16: optim::GradScaler's dynamic loss scaling
+  std::string summary;  // "" for f32, else ", bfloat16 autocast" and the like
+};
+Precision precision_of(const TrainConfig& c);
 
 // "a, b, c", for help texts and error messages.
 std::string join_names(const std::vector<std::string>& names);

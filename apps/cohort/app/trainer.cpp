@@ -124,12 +124,11 @@ Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
   return weights;
 }
 
-// The dtype of --precision's autocast region (unused for f32).
-DType precision_dtype(const TrainConfig& c) { return c.precision == "f16" ? kHalf : kBFloat16; }
-
 // The test set's evaluation in the run's precision.
 EvalResult evaluate_in_precision(TrainingRun& run) {
-  autocast::AutocastGuard mixed(precision_dtype(run.config), run.config.precision != "f32");
+  const Precision precision = precision_of(run.config);
+  std::optional<autocast::AutocastGuard> mixed;
+  if (precision.autocast) mixed.emplace(precision.dtype);
   return evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
 }
 
@@ -140,7 +139,7 @@ EvalResult evaluate_in_precision(TrainingRun& run) {
 // throws before the update, so no NaN reaches the weights or a checkpoint.
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
   std::optional<autocast::AutocastGuard> mixed;
-  mixed.emplace(precision_dtype(run.config), run.config.precision != "f32");
+  if (const Precision precision = precision_of(run.config); precision.autocast) mixed.emplace(precision.dtype);
   Tensor logits = run.call.forward_carry ? forward_carrying(run.progress.carried, batch.data, run.call.forward_carry)
                                          : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});

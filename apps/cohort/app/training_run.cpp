@@ -209,9 +209,7 @@ void announce(const TrainingRun& run) {
             << run.data.source << "), "
             << get_num_threads() << " threads on " << config.devices
             << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string())
-            << (config.precision == "bf16"  ? ", bfloat16 autocast"
-                : config.precision == "f16" ? ", float16 autocast with loss scaling"
-                                            : "")
+            << precision_of(config).summary
             << ", output in "
             << run.out.string() << "\n";
 }
@@ -256,7 +254,7 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
                   .data = std::move(data),
                   .model = std::move(model),
                   .optimizer = std::move(optimizer),
-                  .scaler = optim::GradScaler(optim::GradScalerOptions().enabled(config.precision == "f16")),
+                  .scaler = optim::GradScaler(optim::GradScalerOptions().enabled(precision_of(config).loss_scaling)),
                   .call = std::move(call),
                   .loader = std::move(loader),
                   .test_loader = std::move(test_loader),

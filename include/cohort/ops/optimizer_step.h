@@ -4,6 +4,8 @@
 //   sgd_step_(p, p.grad(), buf, /*lr=*/0.1, /*momentum=*/0.9, /*dampening=*/0, /*weight_decay=*/5e-4, false);
 #pragma once
 
+#include <vector>
+
 #include "cohort/core/tensor.h"
 
 namespace cohort {
@@ -19,5 +21,12 @@ namespace cohort {
 // from param's.
 void sgd_step_(const Tensor& param, const Tensor& grad, Tensor& momentum_buffer, double lr, double momentum,
                double dampening, double weight_decay, bool nesterov);
+
+// PyTorch's _amp_foreach_non_finite_check_and_unscale_ (the loss scaler's unscale): multiplies every
+// gradient by inv_scale in place and returns whether any element was inf or NaN before (an inf stays
+// inf, NaN stays NaN). inv_scale == 1 only checks. Contiguous float32 gradients take one fused pass
+// each; any other floating dtype or layout is unscaled through a float32 copy with the same result.
+// Undefined tensors are skipped; a non-floating tensor is a TypeError.
+bool non_finite_check_and_unscale_(const std::vector<Tensor>& grads, float inv_scale);
 
 }  // namespace cohort

@@ -129,13 +129,6 @@ class GradScaler {
   std::unordered_map<const Optimizer*, PerOptimizer> per_optimizer_;
 };
 
-// PyTorch's _amp_foreach_non_finite_check_and_unscale_: multiplies every gradient by inv_scale in
-// place and returns whether any element was inf or NaN before (an inf stays inf, NaN stays NaN).
-// inv_scale == 1 only checks. Contiguous float32 gradients take one fused pass each; any other
-// floating dtype or layout is unscaled through a float32 copy with the same result. Undefined
-// tensors are skipped; a non-floating tensor is a TypeError.
-bool non_finite_check_and_unscale_(const std::vector<Tensor>& grads, float inv_scale);
-
 }  // namespace cohort::optim
 
 // torch.amp.GradScaler's spelling.

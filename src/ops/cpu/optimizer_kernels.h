@@ -1,5 +1,6 @@
-// Entry points of the fused optimizer updates (src/ops/cpu/sgd.cpp). Arguments are checked by
-// src/ops/sgd_step.cpp: contiguous arrays of n elements, float32 or float64.
+// Entry points of the fused optimizer updates (src/ops/cpu/sgd.cpp) and of the loss scaler's unscale
+// (src/ops/cpu/amp_unscale.cpp). Arguments are checked by their ops (src/ops/sgd_step.cpp,
+// src/ops/amp_unscale.cpp): contiguous arrays of n elements.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,9 @@ struct SgdStep {
 // when momentum is 0), in one pass; parallel over the elements.
 void sgd_step(float* p, const float* grad, float* buf, int64_t n, const SgdStep& step);
 void sgd_step(double* p, const double* grad, double* buf, int64_t n, const SgdStep& step);
+
+// Multiplies g[0, n) by inv_scale in place (inv_scale == 1: leaves it alone) and returns whether any
+// element was inf or NaN before; parallel over the elements.
+bool check_and_unscale(float* g, int64_t n, float inv_scale);
 
 }  // namespace cohort::kernel
