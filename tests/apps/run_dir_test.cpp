@@ -1,7 +1,8 @@
 // `cohort train`'s run directory (Note [Run directories] in apps/cohort/app/run_dir.h): a new run
 // refuses a directory that holds another, --overwrite replaces it without following symlinks, a
 // checkpoint of another run is refused, the lock names its holder, a damaged newest checkpoint falls
-// back to the newest intact one, a checkpoint file can be resumed, and a resume cleans up after kills.
+// back to the newest intact one, a checkpoint file can be resumed, a resume cleans up after kills,
+// and a run whose directory was removed under it writes nothing into the run that took the path.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
+#include "support/error_of.h"
 #include "support/run_metrics.h"
 
 #include "app/cli.h"
@@ -27,6 +29,7 @@
 #include "app/run_dir.h"
 
 namespace fs = std::filesystem;
+using cohort::testing::error_of;
 using cohort::testing::run_cohort;
 using cohort::testing::text_of;
 using ::testing::HasSubstr;
@@ -157,6 +160,63 @@ TEST(RunDir, ASecondRunIntoALockedDirectoryNamesTheHoldersPid) {
   ::waitpid(first, nullptr, 0);
   auto [code, err] = run_cohort(train_flags(x, {"--epochs", "1", "--overwrite"}));  // the kernel released the lock
   EXPECT_EQ(code, 0) << err;
+}
+
+TEST(RunDir, ALockWhoseDirectoryWasRemovedAndRetakenRefusesToWriteNamingTheDirectory) {
+  const fs::path dir = fresh_dir("retaken") / "x";
+  cohort::app::RunDirLock old_lock(dir);
+  EXPECT_NO_THROW(old_lock.check_still_held());
+  fs::remove_all(dir);
+  std::string err = error_of([&] { old_lock.check_still_held(); });
+  EXPECT_THAT(err, HasSubstr(dir.string() + " is no longer this run's directory"));
+  cohort::app::RunDirLock new_lock(dir);  // the old lock's file is gone, so nothing stops a new run
+  EXPECT_NO_THROW(new_lock.check_still_held());
+  err = error_of([&] { old_lock.check_still_held(); });
+  EXPECT_THAT(err, HasSubstr("was removed or replaced while the run was training"));
+}
+
+TEST(RunDir, ARunWhoseDirectoryWasRemovedDoesNotCheckpointIntoTheRunThatTookIt) {
+  const fs::path dir = fresh_dir("removed-live"), x = dir / "x";
+  // Batch 1: an epoch is thousands of steps, so the first run is stopped long before its first checkpoint.
+  std::vector<std::string> args = {COHORT_BINARY, "train", "--dataset", "synthetic", "--batch-size", "1", "--model",
+                                   "lenet", "--workers", "0", "--threads", "1", "--log-every", "4", "--no-progress",
+                                   "--epochs", "1000", "--out", x.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  fs::create_directories(dir);
+  const std::string log = (dir / "first.log").string();
+  const pid_t first = ::fork();
+  if (first == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (text_of(x / "metrics.jsonl").find("\"kind\":\"step\"") == std::string::npos &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(first, SIGSTOP);
+  ASSERT_TRUE(cohort::app::list_checkpoints(x).empty()) << "the first run checkpointed before it was stopped";
+
+  // The user deletes the live run's directory, and a new run takes the path.
+  fs::remove_all(x);
+  auto [code, err] = run_cohort(train_flags(x, {"--epochs", "1"}));
+  EXPECT_EQ(code, 0) << err;
+  const std::vector<fs::path> taken = cohort::app::list_checkpoints(x);
+  ASSERT_FALSE(taken.empty());
+
+  // Stopped, the first run checkpoints as it leaves: that checkpoint would land in the new run.
+  ::kill(first, SIGCONT);
+  ::kill(first, SIGTERM);
+  int status = 0;
+  ::waitpid(first, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << text_of(log);
+  EXPECT_THAT(text_of(log), HasSubstr(x.string() + " is no longer this run's directory"));
+  EXPECT_EQ(cohort::app::list_checkpoints(x), taken);
+  auto [resumed, resume_err] = run_cohort({"train", "--out", x.string(), "--resume", x.string(), "--epochs", "2"});
+  EXPECT_EQ(resumed, 0) << resume_err;
 }
 
 TEST(RunDir, ResumeSkipsADamagedNewestCheckpointAndSaysSo) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,7 +78,7 @@ void remove_run_files(const fs::path& dir) {
 
 }  // namespace
 
-RunDirLock::RunDirLock(const fs::path& dir) {
+RunDirLock::RunDirLock(const fs::path& dir) : dir_(dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   COHORT_CHECK(!ec, "cohort train: cannot create the output directory ", dir.string(), ": ", ec.message());
@@ -101,6 +102,17 @@ RunDirLock::RunDirLock(const fs::path& dir) {
     ::close(fd_);
     throw Error("cohort train: cannot write the lock file " + path.string() + ": " + std::strerror(err));
   }
+}
+
+void RunDirLock::check_still_held() const {
+  const fs::path path = dir_ / kLockFile;
+  struct stat held {}, now {};
+  const bool same = ::fstat(fd_, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+                    held.st_ino == now.st_ino;
+  if (!same)
+    throw Error("cohort train: " + escape_text(dir_.string()) + " is no longer this run's directory (its lock file " +
+                escape_text(path.string()) + " was removed or replaced while the run was training), so nothing more "
+                "is written there; hint: do not delete the directory of a live run, stop the run first");
 }
 
 RunDirLock::~RunDirLock() {

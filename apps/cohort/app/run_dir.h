@@ -10,7 +10,9 @@
 // restarted attempt resumes only a run that its own launch started (Note [Launch: restarts]). While a
 // run lives it holds an flock on cohort.lock with its pid written in it, so a second run into the same
 // directory fails naming that pid; the kernel releases the lock however the process ends. Under
-// `cohort launch` only rank 0 locks and writes the directory.
+// `cohort launch` only rank 0 locks and writes the directory. A directory removed (or its lock file
+// replaced) under a live run may be taken by a new run at once; so before each checkpoint the run
+// checks that the lock file it holds is still the directory's, and stops without writing if not.
 #pragma once
 
 #include <sys/types.h>
@@ -35,10 +37,14 @@ class RunDirLock {
  public:
   explicit RunDirLock(const std::filesystem::path& dir);
   ~RunDirLock();
+  // Throws a cohort::Error when <dir>/cohort.lock is no longer the file this lock holds (the
+  // directory was removed, moved or taken over), so that nothing more is written into another run.
+  void check_still_held() const;
   RunDirLock(const RunDirLock&) = delete;
   RunDirLock& operator=(const RunDirLock&) = delete;
 
  private:
+  std::filesystem::path dir_;
   int fd_ = -1;
 };
 

@@ -220,8 +220,10 @@ void TrainingRun::save_checkpoint() const {
   check_finite(*model, progress, out);  // on every rank: they hold the same weights and stop together
   TrainProgress saved = progress;
   saved.carried = all_streams(progress.carried, ranks);  // collective: every rank takes part
-  if (ranks.leader())
+  if (ranks.leader()) {
+    if (lock) lock->check_still_held();
     save_run_checkpoint(out, run_id, config, data.spec, saved, *model, *optimizer, schedule.scheduler.get());
+  }
   ranks.barrier();
 }
 
