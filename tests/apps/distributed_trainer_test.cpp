@@ -206,18 +206,9 @@ TEST(DistributedTrainer, ARankKilledMidEpochRestartsTheGroupWhichResumesTheRun) 
 TEST(DistributedTrainer, AnInterruptedLaunchStopsEveryRankAfterTheSameStepAndResumes) {
   const fs::path dir = fresh_dir("interrupted"), whole = dir / "whole", run = dir / "run";
   ASSERT_EQ(run_process(train_flags(whole, {"--epochs", "2"}), dir, "whole").exit_code, 0);
-  std::vector<std::string> args = launched(2, train_flags(run, {"--epochs", "1000", "--checkpoint-every", "1"}));
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   const std::string log = (dir / "run.log").string();
-  const pid_t launcher = ::fork();
-  if (launcher == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  const pid_t launcher = cohort::testing::spawn_process(
+      launched(2, train_flags(run, {"--epochs", "1000", "--checkpoint-every", "1"})), log);
   auto text = [&] {
     std::ifstream in(log);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

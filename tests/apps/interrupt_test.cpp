@@ -53,18 +53,7 @@ struct Child {
 
 // The program with `args`, its stdout and stderr in `log`.
 Child start(std::vector<std::string> args, const fs::path& log) {
-  args.insert(args.begin(), COHORT_BINARY);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return {pid, log};
+  return {cohort::testing::spawn_cohort(std::move(args), log), log};
 }
 
 // Waits until `run` has a checkpoint (the run is well into training), at most a minute.

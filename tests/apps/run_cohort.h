@@ -1,4 +1,5 @@
-// `cohort <args>` run in-process for the program's tests: the exit code and what it wrote to stderr.
+// `cohort <args>` run in-process for the program's tests (the exit code and what it wrote to stderr),
+// or as a child process.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "app/cli.h"
+#include "support/subprocess.h"
 
 namespace cohort::testing {
 
@@ -40,6 +42,12 @@ inline std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
   ::testing::internal::CaptureStderr();
   int code = cohort::app::run_cli(static_cast<int>(argv.size()), argv.data());
   return {code, ::testing::internal::GetCapturedStderr()};
+}
+
+// The cohort program (not in-process) with `args`, as spawn_process.
+inline pid_t spawn_cohort(std::vector<std::string> args, const std::filesystem::path& log) {
+  args.insert(args.begin(), COHORT_BINARY);
+  return spawn_process(std::move(args), log);
 }
 
 // run_cohort with what it printed on stdout too.

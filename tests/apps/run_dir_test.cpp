@@ -31,6 +31,7 @@
 namespace fs = std::filesystem;
 using cohort::testing::error_of;
 using cohort::testing::run_cohort;
+using cohort::testing::spawn_cohort;
 using cohort::testing::text_of;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -129,20 +130,8 @@ TEST(RunDir, ACheckpointOfAnotherRunInTheDirectoryIsAnErrorNamingIt) {
 
 TEST(RunDir, ASecondRunIntoALockedDirectoryNamesTheHoldersPid) {
   const fs::path dir = fresh_dir("locked"), x = dir / "x";
-  std::vector<std::string> args = train_flags(x, {"--epochs", "1000"});
-  args.insert(args.begin(), COHORT_BINARY);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  fs::create_directories(dir);
-  const std::string log = (dir / "first.log").string();
-  const pid_t first = ::fork();
-  if (first == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  const fs::path log = dir / "first.log";
+  const pid_t first = spawn_cohort(train_flags(x, {"--epochs", "1000"}), log);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (cohort::app::list_checkpoints(x).empty() && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -178,21 +167,11 @@ TEST(RunDir, ALockWhoseDirectoryWasRemovedAndRetakenRefusesToWriteNamingTheDirec
 TEST(RunDir, ARunWhoseDirectoryWasRemovedDoesNotCheckpointIntoTheRunThatTookIt) {
   const fs::path dir = fresh_dir("removed-live"), x = dir / "x";
   // Batch 1: an epoch is thousands of steps, so the first run is stopped long before its first checkpoint.
-  std::vector<std::string> args = {COHORT_BINARY, "train", "--dataset", "synthetic", "--batch-size", "1", "--model",
-                                   "lenet", "--workers", "0", "--threads", "1", "--log-every", "4", "--no-progress",
-                                   "--epochs", "1000", "--out", x.string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  fs::create_directories(dir);
-  const std::string log = (dir / "first.log").string();
-  const pid_t first = ::fork();
-  if (first == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  const fs::path log = dir / "first.log";
+  const pid_t first = spawn_cohort({"train", "--dataset", "synthetic", "--batch-size", "1", "--model", "lenet",
+                                    "--workers", "0", "--threads", "1", "--log-every", "4", "--no-progress",
+                                    "--epochs", "1000", "--out", x.string()},
+                                   log);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (text_of(x / "metrics.jsonl").find("\"kind\":\"step\"") == std::string::npos &&
          std::chrono::steady_clock::now() < until)

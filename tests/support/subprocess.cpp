@@ -1,4 +1,4 @@
-// run_process: fork, exec, wait with a deadline.
+// run_process: fork, exec, wait with a deadline; spawn_process: fork and exec.
 #include "support/subprocess.h"
 
 #include <fcntl.h>
@@ -56,6 +56,23 @@ Finished run_process(const std::vector<std::string>& argv, const std::filesystem
   f.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   f.out = text_of(out), f.err = text_of(err);
   return f;
+}
+
+pid_t spawn_process(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  std::vector<std::string> args = argv;
+  std::vector<char*> raw;
+  for (auto& a : args) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  std::filesystem::create_directories(log.parent_path());
+  const std::string log_path = log.string();
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+    ::execv(raw[0], raw.data());
+    ::_exit(127);
+  }
+  return pid;
 }
 
 }  // namespace cohort::testing

@@ -2,6 +2,8 @@
 // a time limit so that a hang fails the test instead of the suite.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -18,5 +20,10 @@ struct Finished {
 // `dir`/<name>.out and .err, and waits up to `limit`.
 Finished run_process(const std::vector<std::string>& argv, const std::filesystem::path& dir, const std::string& name,
                      std::chrono::seconds limit = std::chrono::seconds(300));
+
+// Starts argv[0] (execv: give a path) with the arguments that follow, stdout and stderr in `log`
+// (its directory is created), and returns at once with the child's pid, for a test that signals the
+// child and waits for it itself.
+pid_t spawn_process(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
 }  // namespace cohort::testing
