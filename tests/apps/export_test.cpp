@@ -108,5 +108,24 @@ TEST_F(Export, ReplacesAFileAtomicallyAndNamesItInErrors) {
   fs::remove_all(dir);
 }
 
+TEST(ExportLanguageModel, IsRefusedNamingWhatIsMissingAndWritesNothing) {
+  const fs::path dir = fresh_test_dir("export", "language-model"), run = dir / "run", file = dir / "lm.onnx";
+  fs::create_directories(dir);
+  std::string text;
+  for (int i = 0; i < 64; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+  std::ofstream(dir / "corpus.txt") << text;
+  auto [code, err] = run_cohort({"train", "--model", "char-lstm", "--dataset", "text:" + (dir / "corpus.txt").string(),
+                                 "--seq-len", "16", "--batch-size", "8", "--epochs", "1", "--workers", "0",
+                                 "--threads", "1", "--no-progress", "--out", run.string()});
+  ASSERT_EQ(code, 0) << err;
+  const Printed p = run_printing({"export", "--checkpoint", run.string(), "--onnx", file.string()});
+  EXPECT_EQ(p.code, 1);
+  EXPECT_THAT(p.err, HasSubstr("char-lstm"));
+  EXPECT_THAT(p.err, HasSubstr("is a language model, which the ONNX exporter does not cover yet"));
+  EXPECT_THAT(p.err, HasSubstr("cohort generate --checkpoint " + run.string()));
+  EXPECT_FALSE(fs::exists(file));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cohort::testing

@@ -19,6 +19,13 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   TrainConfig config = checkpoint.config;
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
+  // A language model's forward starts with an embedding lookup and runs an LSTM or attention, which
+  // the exporter has no mapping for: refused before anything is built or written.
+  COHORT_CHECK(data.kind != DataKind::kText, "cohort export: ", config.model, " (", escape_text(checkpoint.path.string()),
+               ") is a language model, which the ONNX exporter does not cover yet (its embedding lookup and its ",
+               config.model == "char-lstm" ? "LSTM" : "attention layers", " have no ONNX mapping in cohort); hint: "
+               "`cohort generate --checkpoint ", escape_text(options.checkpoint), "` runs it, and its weights are in "
+               "the checkpoint, a safetensors file other tools read");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();
