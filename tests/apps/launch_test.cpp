@@ -287,6 +287,29 @@ TEST(LaunchFailure, AFailingRankStopsTheOthersAndGivesItsExitCode) {
   for (pid_t pid : pids) EXPECT_FALSE(alive(pid)) << "rank process " << pid << " outlived the launch";
 }
 
+// Rank 1 is killed and rank 0, having lost it, exits with an error: when the launcher finds both dead
+// at once (here it is stopped meanwhile), it names the killed rank as the cause, not the lower one.
+TEST(LaunchFailure, ARankKilledByASignalIsNamedBeforeTheRanksThatFailedBecauseOfIt) {
+  const TestDir test_dir("cause");
+  const fs::path& dir = test_dir.path();
+  const pid_t launcher = start_cohort_launch(
+      dir, {"--nproc-per-node", "2", "--", "/bin/sh", "-c",
+            "if [ $RANK = 0 ]; then echo $$ > " + dir.string() + "/pid0; until [ -e " + dir.string() +
+                "/go ]; do sleep 0.01; done; exit 1; fi; " + record_pid_then_sleep(dir)});
+  ASSERT_TRUE(wait_until([&] { return written(dir, {"pid0", "pid1"}); }, std::chrono::seconds(30)));
+  const pid_t rank0 = std::stoi(read_text(dir / "pid0")), rank1 = std::stoi(read_text(dir / "pid1"));
+  ::kill(launcher, SIGSTOP);
+  ::kill(rank1, SIGKILL);
+  std::ofstream(dir / "go") << "1";
+  EXPECT_TRUE(wait_until([&] { return !alive(rank1) && !alive(rank0); }, std::chrono::seconds(30)));
+  ::kill(launcher, SIGCONT);
+  const int status = wait_for_exit(launcher);
+  ASSERT_TRUE(WIFEXITED(status)) << read_text(dir / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL);
+  EXPECT_THAT(read_text(dir / "err"), HasSubstr("error: launch: rank 1 was killed by SIGKILL, the first rank to fail; "
+                                                "rank 0 also exited with code 1"));
+}
+
 TEST(LaunchFailure, ARankKilledByASignalGivesOneTwentyEightPlusIt) {
   const TestDir test_dir("signal");
   const fs::path& dir = test_dir.path();

@@ -428,7 +428,11 @@ class Job {
       if (!stopping_ && (WIFSIGNALED(r.status) || WEXITSTATUS(r.status) != 0)) failed.push_back(&r);
     }
     if (failed.empty()) return;
-    first_failure_ = failed.front();  // ranks found in one sweep: the lowest is named first
+    // Ranks found dead in one sweep: one killed by a signal is named first, since the others that
+    // fail with it have usually exited because they lost it (a peer's closed connection); then the
+    // lowest rank.
+    std::stable_partition(failed.begin(), failed.end(), [](const Rank* r) { return WIFSIGNALED(r->status); });
+    first_failure_ = failed.front();
     also_failed_.assign(failed.begin() + 1, failed.end());
     err_ << "launch: rank " << first_failure_->global << " (pid " << first_failure_->pid << ") "
          << describe(first_failure_->status) << "; stopping the other ranks\n";
