@@ -1,5 +1,6 @@
 // Multi-head attention composed of ops: three projections, scaled scores with the masks added by
-// baddbmm, softmax, dropout, the weighted sum of values and the output projection.
+// baddbmm (in the product's pass, Note [Fused addend] in src/ops/dnnl/matmul.cpp), softmax,
+// dropout, the weighted sum of values and the output projection.
 #include "cohort/nn/attention.h"
 
 #include <cmath>
@@ -110,7 +111,8 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
     bq = b[0], bk = b[1], bv = b[2];
   }
   auto heads = [&](const Tensor& x, int64_t len) { return x.reshape({len, N * H, hd}).transpose(0, 1); };
-  Tensor qh = heads(functional::linear(q, wq, bq), L) * (1.0 / std::sqrt(static_cast<double>(hd)));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  Tensor qh = heads(functional::linear(q, wq, bq), L);
   Tensor kh = heads(functional::linear(k, wk, bk), S), vh = heads(functional::linear(v, wv, bv), S);
 
   // Masks, added to the scores: [L, S] or [N*H, L, S], and [N, S] broadcast over heads and targets.
@@ -128,7 +130,9 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
     Tensor k_mask = additive(kpm, qh, "key_padding_mask").view({N, 1, 1, S}).expand({N, H, 1, S}).reshape({N * H, 1, S});
     mask = mask.defined() ? mask + k_mask : k_mask;
   }
-  Tensor scores = mask.defined() ? baddbmm(mask, qh, kh.transpose(1, 2)) : bmm(qh, kh.transpose(1, 2));
+  // The scaling rides on the product: baddbmm's alpha (PyTorch scales q first; with a power-of-two
+  // head_dim the two round alike).
+  Tensor scores = mask.defined() ? baddbmm(mask, qh, kh.transpose(1, 2), 1, scale) : bmm(qh * scale, kh.transpose(1, 2));
   Tensor attn = softmax(scores, -1);
   if (is_training() && options.dropout() > 0) attn = functional::dropout(attn, options.dropout(), true);
   Tensor out = bmm(attn, vh).transpose(0, 1).reshape({L * N, E});

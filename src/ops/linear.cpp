@@ -1,4 +1,5 @@
-// linear: one addmm for the common 2-d input with a bias, matmul plus a broadcast add otherwise.
+// linear: one addmm (the bias added in the product's pass, Note [Fused addend] in dnnl/matmul.cpp)
+// for an input whose leading dims fold into rows; matmul plus a broadcast add otherwise.
 #include "cohort/ops/linalg.h"
 
 #include "cohort/ops/pointwise.h"
@@ -19,8 +20,11 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
                " does not match in_features=", weight.size(1), " of weight ", weight.sizes(),
                " (the last input dim must equal in_features)");
   Tensor out;
-  if (input.dim() == 2 && bias.defined()) {
-    out = addmm(bias, input, weight.t());
+  if (bias.defined() && (input.dim() == 2 || (input.dim() > 2 && input.is_contiguous()))) {
+    Shape out_sizes = input.sizes().vec();
+    out_sizes.back() = weight.size(0);
+    out = addmm(bias, input.dim() == 2 ? input : input.reshape({-1, input.size(-1)}), weight.t());
+    if (input.dim() > 2) out = out.view(out_sizes);
   } else {
     out = matmul(input, weight.t());
     if (bias.defined()) out = out + bias;

@@ -1,6 +1,6 @@
 // Reductions with their backward: sum, mean, prod, max/min, amax/amin, norm and var are rows of one
-// table (Note [Op tables] in cpu/kernels.h); max/min with indices, argmax/argmin, std, softmax/
-// log_softmax/logsumexp and sum_to are written out.
+// table (Note [Op tables] in cpu/kernels.h); max/min with indices, argmax/argmin, std, logsumexp
+// and sum_to are written out. softmax and log_softmax are in softmax.cpp.
 #include "cohort/ops/reduction.h"
 
 #include <algorithm>
@@ -14,7 +14,6 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
 #include "ops/autocast_casts.h"
 
 namespace cohort {
@@ -328,36 +327,6 @@ Tensor std(const Tensor& x, IntArrayRef dims_in, bool unbiased, bool keepdim) {
     return std::vector<Tensor>{where(zero, zeros_like(grad), grad)};
   });
 }
-
-namespace {
-
-Tensor softmax_impl(const Tensor& x_in, int64_t dim, std::optional<DType> dtype, bool log) {
-  const char* op = log ? "log_softmax" : "softmax";
-  trace::OpScope trace(op);
-  detail::check_defined(op, x_in);
-  Tensor x = dtype ? x_in.to(*dtype) : x_in;
-  COHORT_CHECK_AS(TypeError, x.is_floating_point(), op, ": expected a floating-point tensor, got ", x.dtype());
-  dim = wrap_dim(dim, std::max<int64_t>(x.dim(), 1), op);
-  Tensor xc = x.dim() == 0 ? x.reshape({1}) : x;
-  Tensor in = detail::cast_nograd(xc, xc.dtype());
-  if (!in.is_contiguous()) { NoGradGuard g; in = in.contiguous(); }
-  Tensor out = detail::make_empty(in.sizes(), in.dtype(), in.device());
-  kernel::softmax(out, in, dim, log);
-  if (x.dim() == 0) out = out.reshape({});
-  if (trace) trace.record({x_in}, out, {{"dim", dim}});
-  return autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", out, {x},
-                          [dim, log, so = SavedTensor(out, true)](const Tensor& g) {
-    Tensor y = so.unpack();
-    if (y.dim() == 0) return std::vector<Tensor>{log ? g - exp(y) * g : y * (g - g * y)};
-    Tensor gx = log ? g - exp(y) * g.sum(IntArrayRef{dim}, true) : y * (g - (g * y).sum(IntArrayRef{dim}, true));
-    return std::vector<Tensor>{gx};
-  });
-}
-
-}  // namespace
-
-Tensor softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) { return softmax_impl(x, dim, dtype, false); }
-Tensor log_softmax(const Tensor& x, int64_t dim, std::optional<DType> dtype) { return softmax_impl(x, dim, dtype, true); }
 
 Tensor logsumexp(const Tensor& x, IntArrayRef dims_in, bool keepdim) {
   detail::check_defined("logsumexp", x);

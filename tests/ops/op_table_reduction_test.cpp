@@ -1,5 +1,5 @@
 // Op-table rows for reductions (sum mean prod max min amax amin argmax argmin norm var std) and the
-// softmax family. References gather each reduced group with support/op_table.h's reduce() and fold
+// softmax family with its backward ops. References gather each reduced group with support/op_table.h's reduce() and fold
 // it with a plain loop, with PyTorch's rules for NaN and inf (every row also runs with them): max
 // and min are NaN where the group holds one, argmax/argmin point at its first NaN, logsumexp
 // treats an infinite maximum as 0, softmax subtracts the maximum (a row with +inf, or only -inf,
@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "cohort/ops/reduction.h"
+#include "cohort/ops/softmax.h"
 #include "support/op_table.h"
 
 namespace cohort::testing {
@@ -106,6 +107,31 @@ OpRow softmax_like(std::string name, std::function<Tensor(const Tensor&)> op, in
           .domains = {real(-4, 4)}};
 }
 
+// The backward ops of softmax (y (g - sum(g y))) and log_softmax (g - exp(y) sum(g)) along dim, on
+// inputs g and y; y in log_softmax's range for log, softmax's for softmax.
+OpRow softmax_backward_like(std::string name, int64_t dim, bool log, S samples) {
+  return {.name = std::move(name),
+          .samples = std::move(samples),
+          .op = [=](const In& x) {
+            return Out{log ? _log_softmax_backward_data(x[0], x[1], dim, x[0].dtype())
+                           : _softmax_backward_data(x[0], x[1], dim, x[0].dtype())};
+          },
+          .ref = [=](const Refs& x) {
+            const Nd &g = x[0], &y = x[1];
+            const int64_t d = dim < 0 ? dim + g.dim() : dim;
+            return Refs{build(g.shape, [&](const std::vector<int64_t>& i) {
+              std::vector<int64_t> j = i;
+              double s = g.dim() == 0 ? (log ? g.v[0] : g.v[0] * y.v[0]) : 0;  // 0-d: a lane of one
+              for (int64_t k = 0; g.dim() > 0 && k < g.size(d); ++k) {
+                j[d] = k;
+                s += log ? g.at(j) : g.at(j) * y.at(j);
+              }
+              return log ? g.at(i) - std::exp(y.at(i)) * s : y.at(i) * (g.at(i) - s);
+            })};
+          },
+          .domains = {real(-2, 2), log ? real(-3, 0) : real(0, 1)}};
+}
+
 std::vector<OpRow> reduction_rows() {
   std::vector<OpRow> rows = {
       reduction("sum", [](auto& x) { return sum(x); }, sum_of),
@@ -160,6 +186,12 @@ std::vector<OpRow> reduction_rows() {
   for (OpRow& r : rows)
     if (r.name == "prod") r.domains = {real(0.5, 1.5)};  // keeps the product of 24 values near 1
   for (OpRow& r : rows) r.specials = true;  // every row runs with NaN and +-inf too
+  const S pairs3d = {{{2, 3, 4}, {2, 3, 4}}, {{3, 1, 2}, {3, 1, 2}}};
+  const S pairs_last = {{{2, 3, 20}, {2, 3, 20}}, {{5}, {5}}, {{}, {}}};
+  rows.push_back(softmax_backward_like("softmax_backward_dim1", 1, false, pairs3d));
+  rows.push_back(softmax_backward_like("softmax_backward_last", -1, false, pairs_last));
+  rows.push_back(softmax_backward_like("log_softmax_backward_dim0", 0, true, pairs3d));
+  rows.push_back(softmax_backward_like("log_softmax_backward_last", -1, true, pairs_last));
   // A single element has no unbiased variance (nan), so those rows skip the 0-d sample.
   for (OpRow& r : rows)
     if (r.name == "var" || r.name == "std") r.samples = {{{2, 3}}, {{2, 3, 4}}, {{5}}};

@@ -10,6 +10,13 @@
 // file is compiled with -ffp-contract=off (CMakeLists.txt): every ISA, and every thread count (rows
 // are independent), gives the same bits. Other dims and float64 keep the plain loop below (exp and
 // sums in double).
+//
+// Note [Softmax backward]
+// The gradient of softmax is gx = y (g - sum(g y)) and of log-softmax gx = g - exp(y) sum(g), per
+// row. Composed of ops that is four passes and three temporaries; here it is one pass for the sum
+// and one for gx per row, with the sums as in the forward (float lanes into double every kFlush
+// elements) and exp(y) from exp_lanes. The op (softmax_backward in src/ops/softmax.cpp) records its
+// own backward, so second derivatives run through it too.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,6 +25,7 @@
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/reduced.h"
+#include "ops/cpu/softmax_kernels.h"
 
 namespace cohort::kernel {
 
@@ -129,7 +137,89 @@ COHORT_ISA_CLONES void softmax_rows(float* y, const float* x, int64_t rows, int6
   }
 }
 
+// Note [Softmax backward]: `rows` rows of n contiguous floats.
+COHORT_ISA_CLONES void softmax_backward_rows(float* gx, const float* g, const float* y, int64_t rows, int64_t n,
+                                             bool log) {
+  const int64_t full = n / kWidth * kWidth;
+  for (int64_t row = 0; row < rows; ++row, gx += n, g += n, y += n) {
+    VF acc{};
+    double sum = 0;
+    for (int64_t j = 0; j < full; j += kWidth) {
+      VF gv, yv;
+      load(gv, g + j);
+      load(yv, y + j);
+      acc += log ? gv : gv * yv;
+      if ((j + kWidth) % kFlush == 0) sum += lane_sum(acc), acc = VF{};
+    }
+    sum += lane_sum(acc);
+    for (int64_t j = full; j < n; ++j) sum += log ? static_cast<double>(g[j]) : static_cast<double>(g[j]) * y[j];
+    const float s = static_cast<float>(sum);
+    if (log) {
+      for (int64_t j = 0; j < full; j += kWidth) {
+        VF gv, e;
+        load(gv, g + j);
+        load(e, y + j);
+        exp_lanes(e);
+        gv -= e * s;
+        std::memcpy(gx + j, &gv, sizeof(VF));
+      }
+      for (int64_t j = full; j < n; ++j) gx[j] = g[j] - std::exp(y[j]) * s;
+    } else {
+      for (int64_t j = 0; j < full; j += kWidth) {
+        VF gv, yv;
+        load(gv, g + j);
+        load(yv, y + j);
+        gv = yv * (gv - s);
+        std::memcpy(gx + j, &gv, sizeof(VF));
+      }
+      for (int64_t j = full; j < n; ++j) gx[j] = y[j] * (g[j] - s);
+    }
+  }
+}
+
 }  // namespace
+
+void softmax_backward(const Tensor& gx, const Tensor& g, const Tensor& y, int64_t dim, bool log) {
+  COHORT_ASSERT(gx.is_contiguous() && g.is_contiguous() && y.is_contiguous());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= y.size(d);
+  for (int64_t d = dim + 1; d < y.dim(); ++d) inner *= y.size(d);
+  const int64_t n = y.size(dim);
+  if (y.numel() == 0) return;
+  if (is_reduced_floating_point(y.dtype())) {  // computed in float32, rounded once
+    const Tensor wg = widen(g), wy = widen(y);
+    return into(gx, [&](const Tensor& o) { softmax_backward(o, wg, wy, dim, log); });
+  }
+  if (y.dtype() == kFloat32 && inner == 1) {  // Note [Softmax backward]
+    const float* pg = g.data_ptr<float>();
+    const float* py = y.data_ptr<float>();
+    float* px = gx.data_ptr<float>();
+    parallel_for(outer, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+      softmax_backward_rows(px + begin * n, pg + begin * n, py + begin * n, end - begin, n, log);
+    });
+    return;
+  }
+  dispatch_floating(y.dtype(), "softmax_backward", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pg = g.data_ptr<T>();
+    const T* py = y.data_ptr<T>();
+    T* px = gx.data_ptr<T>();
+    parallel_for(outer * inner, std::max<int64_t>(1, kParallelGrain / n), [&](int64_t begin, int64_t end) {
+      for (int64_t job = begin; job < end; ++job) {
+        const int64_t base = job / inner * n * inner + job % inner;
+        const T* gs = pg + base;
+        const T* ys = py + base;
+        T* xs = px + base;
+        double sum = 0;  // in double, as the forward's
+        for (int64_t j = 0; j < n; ++j)
+          sum += log ? static_cast<double>(gs[j * inner]) : static_cast<double>(gs[j * inner]) * ys[j * inner];
+        const T s = static_cast<T>(sum);
+        for (int64_t j = 0; j < n; ++j)
+          xs[j * inner] = log ? gs[j * inner] - std::exp(ys[j * inner]) * s : ys[j * inner] * (gs[j * inner] - s);
+      }
+    });
+  });
+}
 
 void softmax(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
   COHORT_ASSERT(in.is_contiguous() && out.is_contiguous());
