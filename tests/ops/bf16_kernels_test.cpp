@@ -136,6 +136,14 @@ const std::vector<ConvCase>& conv_cases() {
       {"depthwise", {2, 16, 9, 9}, {16, 1, 3, 3}, true, 1, 1, 1, 16},
       {"1x1", {4, 32, 7, 7}, {24, 32, 1, 1}, true, 1, 0, 1, 1},
       {"odd channels", {1, 3, 11, 11}, {5, 3, 3, 3}, true, 1, 0, 1, 1},
+      // bfloat16 layers without bias on maps of at most 4x4 take the weight gradient as a matmul
+      // (Note [bfloat16 weight gradient as a matmul] in src/ops/dnnl/conv.cpp); larger maps do not.
+      {"strided 5x5 without bias on a 4x4 map", {3, 8, 7, 8}, {12, 8, 5, 5}, false, 2, 2, 1, 1},
+      {"1x1 stride 2 without bias", {4, 32, 7, 7}, {48, 32, 1, 1}, false, 2, 0, 1, 1},
+      {"3x3 stride 2 pad 2 on 5x6", {2, 24, 5, 6}, {16, 24, 3, 3}, false, 2, 2, 1, 1},
+      {"dilated without bias on a 4x3 map", {2, 8, 6, 5}, {8, 8, 3, 3}, false, 1, 1, 2, 1},
+      {"512 channels on 4x4 maps", {2, 512, 4, 4}, {512, 512, 3, 3}, false, 1, 1, 1, 1},
+      {"without bias on a 20x20 map", {2, 16, 20, 20}, {16, 16, 3, 3}, false, 1, 1, 1, 1},
   };
   return cases;
 }

@@ -1,4 +1,6 @@
 // Elementwise CPU kernels: copy/cast, fill, binary and unary math, clamp, where.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -259,10 +261,68 @@ void fill(const Tensor& dst, const Scalar& value) {
 
 // The kernels below serve bfloat16 and float16 with their float32 loops (reduced.h): the inputs
 // widened, the result rounded once into out.
+//
+// Note [Narrow elementwise blocks]
+// The narrow elementwise ops of a bfloat16 CNN's training step (ReLU, its backward, the residual
+// add and the gradient sums) on contiguous operands of one shape and dtype skip the whole-tensor
+// float32 copies: blocks of kNarrowBlock elements are converted into float32 buffers on the stack,
+// the float loop runs on them and the block is rounded back into out. Each element is computed
+// alone, so the result is the widened path's bit for bit; the buffers stay in L1.
+namespace {
+
+constexpr int64_t kNarrowBlock = 1024;
+
+void narrow_to_float(float* dst, const void* src, DType dtype, int64_t n) {
+  if (dtype == kBFloat16) vec::bfloat16_to_float(dst, static_cast<const uint16_t*>(src), n);
+  else vec::half_to_float(dst, static_cast<const uint16_t*>(src), n);
+}
+void float_to_narrow(void* dst, DType dtype, const float* src, int64_t n) {
+  if (dtype == kBFloat16) vec::float_to_bfloat16(static_cast<uint16_t*>(dst), src, n);
+  else vec::float_to_half(static_cast<uint16_t*>(dst), src, n);
+}
+
+// Runs f(out_block, {in_blocks}, m) over float32 blocks of the K narrow inputs when out and every
+// input are contiguous, of out's sizes and of one narrow dtype; returns false (nothing done) otherwise.
+template <size_t K, class F>
+bool narrow_blocks(const Tensor& out, const std::array<const Tensor*, K>& ins, F&& f) {
+  const DType dt = out.dtype();
+  if (!is_reduced_floating_point(dt) || !out.is_contiguous()) return false;
+  for (const Tensor* t : ins)
+    if (t->dtype() != dt || !t->is_contiguous() || t->sizes() != out.sizes()) return false;
+  auto* po = static_cast<uint16_t*>(out.data_ptr());
+  std::array<const uint16_t*, K> pi;
+  for (size_t k = 0; k < K; ++k) pi[k] = static_cast<const uint16_t*>(ins[k]->data_ptr());
+  parallel_for(out.numel(), kParallelGrain, [&](int64_t begin, int64_t end) {
+    alignas(64) float in_buf[K][kNarrowBlock];
+    alignas(64) float out_buf[kNarrowBlock];
+    std::array<const float*, K> blocks;
+    for (size_t k = 0; k < K; ++k) blocks[k] = in_buf[k];
+    for (int64_t b = begin; b < end; b += kNarrowBlock) {
+      const int64_t m = std::min(kNarrowBlock, end - b);
+      for (size_t k = 0; k < K; ++k) narrow_to_float(in_buf[k], pi[k] + b, dt, m);
+      f(out_buf, blocks, m);
+      float_to_narrow(po + b, dt, out_buf, m);
+    }
+  });
+  return true;
+}
+
+}  // namespace
 
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   COHORT_ASSERT(a.dtype() == b.dtype());
   if (is_reduced_floating_point(a.dtype())) {
+    // Note [Narrow elementwise blocks]: a + b, a * b (alpha 1 rounds to 1 in either narrow dtype).
+    if ((op == BinaryOp::Add || op == BinaryOp::Mul) && alpha.to<double>() == 1.0) {
+      const bool add = op == BinaryOp::Add;
+      if (narrow_blocks<2>(out, {&a, &b}, [add](float* o, const std::array<const float*, 2>& x, int64_t m) {
+            if (add)
+              for (int64_t i = 0; i < m; ++i) o[i] = x[0][i] + x[1][i];
+            else
+              for (int64_t i = 0; i < m; ++i) o[i] = x[0][i] * x[1][i];
+          }))
+        return;
+    }
     // Numbers are rounded to the narrow type first, as PyTorch 1.13 does on the CPU: a scalar
     // operand arrives as a narrow 0-d tensor, and alpha is rounded here.
     const Tensor wa = widen(a), wb = widen(b);
@@ -283,6 +343,10 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, co
 
 void unary(UnaryOp op, const Tensor& out, const Tensor& in) {
   if (is_reduced_floating_point(in.dtype())) {
+    // Note [Narrow elementwise blocks]
+    if (op == UnaryOp::Relu && narrow_blocks<1>(out, {&in}, [](float* o, const std::array<const float*, 1>& x,
+                                                                 int64_t m) { vec::relu(o, x[0], m); }))
+      return;
     const Tensor wide = widen(in);
     return into(out, [&](const Tensor& o) { unary(op, o, wide); });
   }
@@ -334,6 +398,11 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
 
 void threshold_backward(const Tensor& out, const Tensor& grad, const Tensor& self, const Scalar& threshold) {
   if (is_reduced_floating_point(out.dtype())) {
+    const float t = threshold.to<float>();  // Note [Narrow elementwise blocks]
+    if (narrow_blocks<2>(out, {&grad, &self}, [t](float* o, const std::array<const float*, 2>& x, int64_t m) {
+          vec::threshold_backward(o, x[0], x[1], t, m);
+        }))
+      return;
     const Tensor wg = widen(grad), ws = widen(self);
     return into(out, [&](const Tensor& o) { threshold_backward(o, wg, ws, threshold); });
   }
