@@ -1,0 +1,48 @@
+// How cohort's own threads wait for each other: a bounded spin, then a sleep (not public API).
+// Note [Hand-off wait] in threads.cpp says why, how long, and how OMP_WAIT_POLICY changes it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace cohort::detail {
+
+// How long a waiting thread spins before it sleeps, in nanoseconds: 0 under OMP_WAIT_POLICY=passive
+// (and whenever the devices outnumber the cores), read once per process.
+int64_t hand_off_spin_ns();
+// The same for a given OMP_WAIT_POLICY value (null: unset), device count and core count.
+int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until `ready()` is true or the spin budget is spent; returns the last `ready()`. The caller
+// then sleeps on its condition variable as before if it is false: spinning only saves the wake-up.
+// `ready` must be cheap and lock-free (an atomic load).
+template <class Ready>
+bool spin_until(Ready ready) {
+  if (ready()) return true;
+  const int64_t budget = hand_off_spin_ns();
+  if (budget <= 0) return false;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      cpu_relax();
+      if (ready()) return true;
+    }
+    if (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count() >
+        budget)
+      return ready();
+  }
+}
+
+}  // namespace cohort::detail
