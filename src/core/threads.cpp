@@ -28,7 +28,10 @@
 //  - ACTIVE: 1 ms;
 //  - PASSIVE: no spinning at all, the thread sleeps at once;
 // and, as libgomp throttles its spinning when threads outnumber the CPUs, no spinning when the
-// devices outnumber the cores (their threads would spin on a core another one needs).
+// devices outnumber the cores (their threads would spin on a core another one needs). After the
+// first 20 us the spinning thread yields between looks (sched_yield): on an idle machine that
+// returns at once, on a busy one it lets a runnable thread have the core (perhaps the very thread
+// being waited for, which on 2 cores may be queued behind the spinner).
 // The environment and the core count are read once per process, the device count at every wait. The spin only watches: every hand-off still goes through the mutex and condition variable,
 // so a wait that outlasts the budget behaves exactly as before.
 #include "cohort/core/threads.h"

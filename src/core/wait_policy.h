@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -25,6 +26,9 @@ inline void cpu_relax() {
 #endif
 }
 
+// Past this much of its budget a spinning thread yields its core between looks (Note [Hand-off wait]).
+constexpr int64_t kPureSpinNs = 20'000;
+
 // Spins until `ready()` is true or the spin budget is spent; returns the last `ready()`. The caller
 // then sleeps on its condition variable as before if it is false: spinning only saves the wake-up.
 // `ready` must be cheap and lock-free (an atomic load).
@@ -39,9 +43,10 @@ bool spin_until(Ready ready) {
       cpu_relax();
       if (ready()) return true;
     }
-    if (std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count() >
-        budget)
-      return ready();
+    const int64_t spent =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    if (spent > budget) return ready();
+    if (spent > kPureSpinNs) std::this_thread::yield();
   }
 }
 
