@@ -12,11 +12,11 @@
 
 namespace cohort::detail {
 
-// How long a waiting thread spins before it sleeps, in nanoseconds: 0 under OMP_WAIT_POLICY=passive
-// (and whenever the devices outnumber the cores), read once per process.
+// How long a waiting thread spins before it sleeps, in nanoseconds: 0 under OMP_WAIT_POLICY=passive,
+// when the devices outnumber the cores, and on a busy machine (load average >= cores + 2).
 int64_t hand_off_spin_ns();
-// The same for a given OMP_WAIT_POLICY value (null: unset), device count and core count.
-int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores);
+// The same for a given OMP_WAIT_POLICY value (null: unset), device count, core count and load average.
+int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores, double load);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
