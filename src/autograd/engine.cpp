@@ -30,6 +30,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,6 +39,7 @@
 #include "autograd/function_node.h"
 #include "autograd/meta.h"
 #include "core/device_executor.h"
+#include "core/wait_policy.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/threads.h"
 #include "cohort/ops/autocast.h"
@@ -67,6 +69,9 @@ struct GraphTask {
   std::unordered_map<Node*, Tensor> buffers;
   std::priority_queue<ReadyItem> local_ready;  // the calling thread's nodes, unless it is an executor's
   int outstanding = 0;                         // scheduled and not yet finished
+  // Counts the notifications of cv (under mutex): the calling thread watches it while it spins
+  // before sleeping on cv (Note [Hand-off wait] in src/core/threads.cpp).
+  std::atomic<uint64_t> signals{0};
   std::exception_ptr error;
   Device owner_device;
   // Set when backward() was called on an executor's thread: the owner's nodes are queued there, and
@@ -124,6 +129,11 @@ void check_anomaly(const Node& node, const std::vector<Tensor>& grads) {
   }
 }
 
+bool same_autocast_state(const autocast::State& a, const autocast::State& b) {
+  return a.enabled == b.enabled && a.dtype == b.dtype && a.cache_enabled == b.cache_enabled &&
+         a.inside_cast_op == b.inside_cast_op;
+}
+
 // Runs one ready node and delivers its gradients. Never throws: errors are stored in the task.
 void execute(GraphTask* task, Node* node) {
   GraphTask* previous_task = t_current_task;
@@ -144,7 +154,12 @@ void execute(GraphTask* task, Node* node) {
     }
     if (!stopped && grad.defined()) {
       AutoGradMode mode(task->create_graph);
-      autocast::StateGuard autocast_scope(task->autocast_state);
+      // The caller's autocast state, set only where it differs from this thread's: on the calling
+      // thread, and on an executor outside any autocast region, the state is already the task's, and
+      // a guard there would only count the nesting up and down (and empty the cast cache) per node.
+      std::optional<autocast::StateGuard> autocast_scope;
+      if (!same_autocast_state(task->autocast_state, autocast::current_state()))
+        autocast_scope.emplace(task->autocast_state);
       grad = node->run_pre_hooks(std::move(grad));
       auto capture = task->captures.find(node);
       if (capture != task->captures.end()) task->captured[capture->second] = grad;
@@ -185,6 +200,7 @@ void execute(GraphTask* task, Node* node) {
     if (--task->outstanding == 0) {
       task->finished.store(true, std::memory_order_release);
       owner = task->owner_executor;
+      task->signals.fetch_add(1, std::memory_order_release);
       task->cv.notify_all();
     }
   };
@@ -256,6 +272,7 @@ void schedule(GraphTask* task, Node* node) {
   ++task->outstanding;
   if (node->device() == task->owner_device && !task->owner_executor) {
     task->local_ready.push(ReadyItem{node->sequence_nr(), node});
+    task->signals.fetch_add(1, std::memory_order_release);
     task->cv.notify_all();
   } else {
     detail::DeviceExecutor::of(node->device()).post_ranked(node->sequence_nr(), [task, node] { execute(task, node); });
@@ -352,6 +369,12 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
       l.lock();
     }
     while (task->outstanding > 0) {
+      if (task->local_ready.empty()) {
+        const uint64_t seen = task->signals.load(std::memory_order_relaxed);
+        l.unlock();
+        detail::spin_until([&] { return task->signals.load(std::memory_order_acquire) != seen; });
+        l.lock();
+      }
       task->cv.wait(l, [&] { return task->outstanding == 0 || !task->local_ready.empty(); });
       if (task->local_ready.empty()) continue;
       ReadyItem item = task->local_ready.top();

@@ -48,6 +48,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
+#include "core/wait_policy.h"
 
 namespace cohort::detail {
 
@@ -89,26 +90,33 @@ DeviceExecutor::DeviceExecutor(Device device) : device_(device) {
 }
 
 void DeviceExecutor::post(std::function<void()> job) {
+  bool sleeping;
   {
     std::lock_guard<std::mutex> l(mutex_);
     plain_.push_back(std::move(job));
+    queued_.fetch_add(1, std::memory_order_release);
+    sleeping = sleeping_;
   }
-  cv_.notify_one();
+  if (sleeping) cv_.notify_one();
 }
 
 void DeviceExecutor::post_ranked(uint64_t rank, std::function<void()> job) {
+  bool sleeping;
   {
     std::lock_guard<std::mutex> l(mutex_);
     ranked_.push_back(Ranked{rank, arrivals_++, std::move(job)});
     std::push_heap(ranked_.begin(), ranked_.end(), runs_after<Ranked>);
+    queued_.fetch_add(1, std::memory_order_release);
+    sleeping = sleeping_;
   }
-  cv_.notify_one();
+  if (sleeping) cv_.notify_one();
 }
 
 std::function<void()> DeviceExecutor::pop_ranked() {
   std::pop_heap(ranked_.begin(), ranked_.end(), runs_after<Ranked>);
   std::function<void()> job = std::move(ranked_.back().job);
   ranked_.pop_back();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
   return job;
 }
 
@@ -130,15 +138,17 @@ void DeviceExecutor::loop() {
   t_current = this;
   for (;;) {
     std::function<void()> job;
+    spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
     {
       std::unique_lock<std::mutex> l(mutex_);
-      cv_.wait(l, [this] { return !plain_.empty() || !ranked_.empty(); });
+      wait_locked(l, [this] { return !plain_.empty() || !ranked_.empty(); });
       const bool ranked = !ranked_.empty() && (plain_.empty() || !last_was_ranked_);
       if (ranked) {
         job = pop_ranked();
       } else {
         job = std::move(plain_.front());
         plain_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       last_was_ranked_ = ranked;
     }
@@ -151,9 +161,10 @@ void DeviceExecutor::run_ranked_until(const std::atomic<bool>& done) {
   const int outer_threads = get_num_threads();
   for (;;) {
     std::function<void()> job;
+    spin_until([&] { return done.load(std::memory_order_acquire) || queued_.load(std::memory_order_acquire) > 0; });
     {
       std::unique_lock<std::mutex> l(mutex_);
-      cv_.wait(l, [&] { return done.load(std::memory_order_acquire) || !ranked_.empty(); });
+      wait_locked(l, [&] { return done.load(std::memory_order_acquire) || !ranked_.empty(); });
       if (done.load(std::memory_order_acquire)) break;
       job = pop_ranked();
     }
@@ -163,8 +174,12 @@ void DeviceExecutor::run_ranked_until(const std::atomic<bool>& done) {
 }
 
 void DeviceExecutor::wake() {
-  { std::lock_guard<std::mutex> l(mutex_); }  // a waiter is either before its check or inside wait()
-  cv_.notify_one();
+  bool sleeping;
+  {
+    std::lock_guard<std::mutex> l(mutex_);  // a waiter is either before its check or inside wait()
+    sleeping = sleeping_;
+  }
+  if (sleeping) cv_.notify_one();
 }
 
 }  // namespace cohort::detail
@@ -183,20 +198,23 @@ void run_on_devices(const std::vector<Device>& devices, const std::vector<std::f
   divide_threads_among(devices);
   std::mutex m;
   std::condition_variable done;
-  size_t remaining = jobs.size() - 1;
+  std::atomic<size_t> remaining{jobs.size() - 1};  // written under m; read without it while spinning
   for (size_t i = 1; i < jobs.size(); ++i) {
     detail::DeviceExecutor::of(devices[i]).post([&, i] {
       jobs[i]();
       std::lock_guard<std::mutex> l(m);
-      if (--remaining == 0) done.notify_all();
+      if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) done.notify_all();
     });
   }
   const int caller_threads = get_num_threads();
   set_num_threads(device_num_threads(devices[0]));
   jobs[0]();
   set_num_threads(caller_threads);
+  // Spin briefly for the other jobs (Note [Hand-off wait]), then sleep; either way take m before
+  // returning, so that the last job has let go of m and done before they go out of scope.
+  detail::spin_until([&] { return remaining.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> l(m);
-  done.wait(l, [&] { return remaining == 0; });
+  done.wait(l, [&] { return remaining.load(std::memory_order_relaxed) == 0; });
 }
 
 bool on_device_thread() { return detail::DeviceExecutor::current() != nullptr; }

@@ -50,10 +50,23 @@ class DeviceExecutor {
   void loop();
   std::function<void()> pop_ranked();  // mutex_ held, ranked_ not empty
   void run(std::function<void()>& job);
+  // cv_.wait(l, ready), with sleeping_ set while the thread sleeps.
+  template <class Ready>
+  void wait_locked(std::unique_lock<std::mutex>& l, Ready ready) {
+    while (!ready()) {
+      sleeping_ = true;
+      cv_.wait(l);
+      sleeping_ = false;
+    }
+  }
 
   Device device_;
   std::mutex mutex_;
   std::condition_variable cv_;  // only this executor's thread waits on it
+  // Jobs in both queues (written under mutex_): what the thread watches while it spins before
+  // sleeping (Note [Hand-off wait] in threads.cpp).
+  std::atomic<int> queued_{0};
+  bool sleeping_ = false;  // the thread is in cv_.wait (under mutex_): only then do posts notify
   std::deque<std::function<void()>> plain_;
   std::vector<Ranked> ranked_;  // a heap: the highest rank, then the earliest arrival, on top
   uint64_t arrivals_ = 0;

@@ -65,7 +65,7 @@ void set_autocast_cache_enabled(bool enabled) { t_state.cache_enabled = enabled;
 void clear_cache() { t_cache.clear(); }
 int increment_nesting() { return ++t_nesting; }
 int decrement_nesting() {
-  if (--t_nesting == 0) clear_cache();
+  if (--t_nesting == 0 && !t_cache.empty()) clear_cache();
   return t_nesting;
 }
 bool is_enabled() { return false; }

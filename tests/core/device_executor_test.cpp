@@ -18,6 +18,7 @@
 #include "support/error_of.h"
 #include "cohort/core/threads.h"
 #include "core/device_executor.h"
+#include "core/wait_policy.h"
 #include "support/devices.h"
 
 using cohort::Device;
@@ -201,6 +202,43 @@ TEST_F(Executor, RunOnDevicesRunsTheFirstJobOnTheCallerAndTheOthersOnTheirExecut
 
 TEST_F(Executor, ADeviceOutOfRangeIsAnError) {
   EXPECT_THROW(DeviceExecutor::of(Device(cohort::kCPU, 4096)), cohort::DeviceError);
+}
+
+}  // namespace
+
+namespace {
+
+// Note [Hand-off wait]: the spin before sleeping follows OMP_WAIT_POLICY as libgomp's does.
+TEST(HandOffWait, FollowsOmpWaitPolicy) {
+  using cohort::detail::hand_off_spin_ns_for;
+  const int64_t unset = hand_off_spin_ns_for(nullptr, 2, 2, 0.5);
+  EXPECT_GT(unset, 0);
+  EXPECT_LE(unset, 1'000'000);  // bounded: a wait that lasts longer sleeps
+  EXPECT_EQ(hand_off_spin_ns_for("", 2, 2, 0.5), unset);
+  EXPECT_EQ(hand_off_spin_ns_for("PASSIVE", 2, 2, 0.5), 0);
+  EXPECT_EQ(hand_off_spin_ns_for(" passive", 2, 2, 0.5), 0);
+  EXPECT_EQ(hand_off_spin_ns_for("Passive", 1, 8, 0.5), 0);
+  EXPECT_GT(hand_off_spin_ns_for("ACTIVE", 2, 2, 0.5), unset);
+  EXPECT_LE(hand_off_spin_ns_for("active", 2, 2, 0.5), 10'000'000);
+  EXPECT_EQ(hand_off_spin_ns_for("unknown", 2, 2, 0.5), unset);
+  // More devices than cores: their threads would spin on cores the others need.
+  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 4, 2, 0.5), 0);
+  EXPECT_EQ(hand_off_spin_ns_for("active", 3, 2, 0.5), 0);
+  // A busy machine: other processes want the cores the spinner would hold.
+  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 2, 2, 3.9), unset);
+  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 2, 2, 4.0), 0);
+  EXPECT_EQ(hand_off_spin_ns_for("active", 2, 2, 8.0), 0);
+}
+
+TEST(HandOffWait, SpinUntilReturnsWhatItSawAndStopsAtTheBudget) {
+  std::atomic<bool> flag{true};
+  EXPECT_TRUE(cohort::detail::spin_until([&] { return flag.load(); }));
+  flag = false;
+  // Whatever the process's policy, it returns (false: nobody sets the flag).
+  EXPECT_FALSE(cohort::detail::spin_until([&] { return flag.load(); }));
+  std::thread setter([&] { flag = true; });
+  setter.join();
+  EXPECT_TRUE(cohort::detail::spin_until([&] { return flag.load(); }));
 }
 
 }  // namespace

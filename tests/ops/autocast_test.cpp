@@ -464,6 +464,79 @@ TEST_F(AutocastDevices, BackwardOnAnotherDevicesWorkerRunsWithTheCallersState) {
   EXPECT_EQ(grads[0].sum().item<double>(), 4.0);
 }
 
+// What a backward node sees: the autocast state and the region nesting (a hook's own
+// increment_nesting() returns 1 when the engine set no state of its own around the node).
+struct SeenInBackward {
+  bool enabled = false;
+  DType dtype = kFloat32;
+  int nesting = -1;
+};
+unsigned record_in_backward(const Tensor& t, SeenInBackward& seen) {
+  return t.register_hook([&seen](const Tensor&) {
+    seen.enabled = autocast::is_cpu_enabled();
+    seen.dtype = autocast::get_autocast_cpu_dtype();
+    seen.nesting = autocast::increment_nesting();
+    autocast::decrement_nesting();
+  });
+}
+
+TEST(Autocast, BackwardOnTheCallingThreadRunsInItsStateWithoutAGuardPerNode) {
+  Tensor w = ones({2, 2}).requires_grad_(true);
+  SeenInBackward outside, inside;
+  Tensor y = mm(ones({1, 2}), w);
+  record_in_backward(y, outside);
+  y.sum().backward();
+  EXPECT_FALSE(outside.enabled);
+  EXPECT_EQ(outside.nesting, 1);
+  {
+    autocast::AutocastGuard guard(kFloat16);
+    Tensor z = mm(ones({1, 2}), w);
+    record_in_backward(z, inside);
+    z.to(kFloat32).sum().backward();
+  }
+  EXPECT_TRUE(inside.enabled);
+  EXPECT_EQ(inside.dtype, kFloat16);
+  EXPECT_EQ(inside.nesting, 2);  // the region's guard and the hook's own: none per node
+  EXPECT_FALSE(autocast::is_cpu_enabled());
+}
+
+TEST(Autocast, BackwardOutsideARegionKeepsTheCastCacheOfTheLibtorchNames) {
+  // Enabled without a guard (nesting 0): the cast made in forward survives the backward, as it does
+  // on this thread until clear_cache(); a state set around each node would empty it.
+  Tensor w = ones({3, 3}).requires_grad_(true);
+  autocast::set_autocast_cpu_dtype(kBFloat16);
+  autocast::set_cpu_enabled(true);
+  Tensor a = mm(ones({2, 3}), w);
+  std::shared_ptr<autograd::Node> cast = a.grad_fn()->next_functions().at(1);
+  ASSERT_NE(cast, nullptr);
+  a.to(kFloat32).sum().backward();
+  Tensor b = mm(ones({2, 3}), w);
+  EXPECT_EQ(b.grad_fn()->next_functions().at(1).get(), cast.get());
+  autocast::clear_cache();
+  autocast::set_cpu_enabled(false);
+  EXPECT_EQ(w.grad().sum().item<double>(), 18.0);
+}
+
+TEST_F(AutocastDevices, BackwardOnAnotherDevicesWorkerHasTheCallersStateInEveryNode) {
+  Tensor w = ones({2, 2}, TensorOptions().device(Device(kCPU, 1))).requires_grad_(true);
+  Tensor x = ones({1, 2}, TensorOptions().device(Device(kCPU, 1)));
+  SeenInBackward outside, inside;
+  Tensor y = mm(x, w);
+  record_in_backward(y, outside);
+  y.to(Device(kCPU, 0)).sum().backward();  // the root on cpu:0, y's node on cpu:1's thread
+  EXPECT_FALSE(outside.enabled);
+  EXPECT_EQ(outside.nesting, 1);
+  {
+    autocast::AutocastGuard guard(kBFloat16);
+    Tensor z = mm(x, w);
+    record_in_backward(z, inside);
+    z.to(kFloat32).to(Device(kCPU, 0)).sum().backward();
+  }
+  EXPECT_TRUE(inside.enabled);
+  EXPECT_EQ(inside.dtype, kBFloat16);
+  EXPECT_EQ(inside.nesting, 2);  // the engine's guard on that thread and the hook's own
+}
+
 }  // namespace
 }  // namespace cohort::testing
 
