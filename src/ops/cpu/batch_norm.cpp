@@ -90,21 +90,12 @@ void round_into(const Tensor& narrow, const Tensor& wide) {
   if (narrow.defined() && !narrow.is_same(wide)) copy(narrow, wide);
 }
 
-// Row conversions of a narrow dtype (bfloat16 or float16) to and from float32, on the calling thread.
-void rows_to_float(float* dst, const void* src, DType dtype, int64_t n) {
-  if (dtype == kBFloat16) vec::bfloat16_to_float(dst, static_cast<const uint16_t*>(src), n);
-  else vec::half_to_float(dst, static_cast<const uint16_t*>(src), n);
-}
-void rows_from_float(void* dst, DType dtype, const float* src, int64_t n) {
-  if (dtype == kBFloat16) vec::float_to_bfloat16(static_cast<uint16_t*>(dst), src, n);
-  else vec::float_to_half(static_cast<uint16_t*>(dst), src, n);
-}
 // One channel (N rows of S, rows `row_stride` elements apart) of a narrow tensor into buf [N, S].
 void gather_channel(float* buf, const uint16_t* channel, int64_t row_stride, DType dtype, int64_t N, int64_t S) {
-  for (int64_t n = 0; n < N; ++n) rows_to_float(buf + n * S, channel + n * row_stride, dtype, S);
+  for (int64_t n = 0; n < N; ++n) vec::narrow_to_float(buf + n * S, channel + n * row_stride, dtype, S);
 }
 void scatter_channel(uint16_t* channel, int64_t row_stride, DType dtype, const float* buf, int64_t N, int64_t S) {
-  for (int64_t n = 0; n < N; ++n) rows_from_float(channel + n * row_stride, dtype, buf + n * S, S);
+  for (int64_t n = 0; n < N; ++n) vec::float_to_narrow(channel + n * row_stride, buf + n * S, dtype, S);
 }
 
 bool float32_or_undefined(std::initializer_list<Tensor> ts) {

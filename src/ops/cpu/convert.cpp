@@ -200,6 +200,16 @@ void half_to_float(float* out, const uint16_t* in, int64_t n) {
   half_to_float_portable(out, in, n);
 }
 
+void narrow_to_float(float* out, const uint16_t* in, DType narrow, int64_t n) {
+  if (narrow == kBFloat16) bfloat16_to_float(out, in, n);
+  else half_to_float(out, in, n);
+}
+
+void float_to_narrow(uint16_t* out, const float* in, DType narrow, int64_t n) {
+  if (narrow == kBFloat16) float_to_bfloat16(out, in, n);
+  else float_to_half(out, in, n);
+}
+
 const char* bfloat16_conversion_isa() { return bfloat16_isa() == Isa::Avx512Bf16 ? "avx512_bf16" : "portable"; }
 const char* half_conversion_isa() {
   switch (half_isa()) {
@@ -220,14 +230,10 @@ void convert_contiguous(void* dst, DType dst_dtype, const void* src, DType src_d
   // Blocks of 64 Ki elements spread over threads; each block is independent.
   constexpr int64_t kGrain = int64_t{1} << 16;
   auto run = [&](auto&& f) { parallel_for(n, kGrain, [&](int64_t b, int64_t e) { f(b, e - b); }); };
-  if (src_dtype == kFloat32 && dst_dtype == kBFloat16)
-    run([&](int64_t b, int64_t m) { vec::float_to_bfloat16(d16 + b, s32 + b, m); });
-  else if (src_dtype == kFloat32 && dst_dtype == kFloat16)
-    run([&](int64_t b, int64_t m) { vec::float_to_half(d16 + b, s32 + b, m); });
-  else if (src_dtype == kBFloat16 && dst_dtype == kFloat32)
-    run([&](int64_t b, int64_t m) { vec::bfloat16_to_float(d32 + b, s16 + b, m); });
-  else if (src_dtype == kFloat16 && dst_dtype == kFloat32)
-    run([&](int64_t b, int64_t m) { vec::half_to_float(d32 + b, s16 + b, m); });
+  if (src_dtype == kFloat32 && is_reduced_floating_point(dst_dtype))
+    run([&](int64_t b, int64_t m) { vec::float_to_narrow(d16 + b, s32 + b, dst_dtype, m); });
+  else if (is_reduced_floating_point(src_dtype) && dst_dtype == kFloat32)
+    run([&](int64_t b, int64_t m) { vec::narrow_to_float(d32 + b, s16 + b, src_dtype, m); });
   else
     COHORT_ASSERT(false && "convert_contiguous: one side must be float32, the other bfloat16 or float16");
 }

@@ -272,15 +272,6 @@ namespace {
 
 constexpr int64_t kNarrowBlock = 1024;
 
-void narrow_to_float(float* dst, const void* src, DType dtype, int64_t n) {
-  if (dtype == kBFloat16) vec::bfloat16_to_float(dst, static_cast<const uint16_t*>(src), n);
-  else vec::half_to_float(dst, static_cast<const uint16_t*>(src), n);
-}
-void float_to_narrow(void* dst, DType dtype, const float* src, int64_t n) {
-  if (dtype == kBFloat16) vec::float_to_bfloat16(static_cast<uint16_t*>(dst), src, n);
-  else vec::float_to_half(static_cast<uint16_t*>(dst), src, n);
-}
-
 // Runs f(out_block, {in_blocks}, m) over float32 blocks of the K narrow inputs when out and every
 // input are contiguous, of out's sizes and of one narrow dtype; returns false (nothing done) otherwise.
 template <size_t K, class F>
@@ -299,9 +290,9 @@ bool narrow_blocks(const Tensor& out, const std::array<const Tensor*, K>& ins, F
     for (size_t k = 0; k < K; ++k) blocks[k] = in_buf[k];
     for (int64_t b = begin; b < end; b += kNarrowBlock) {
       const int64_t m = std::min(kNarrowBlock, end - b);
-      for (size_t k = 0; k < K; ++k) narrow_to_float(in_buf[k], pi[k] + b, dt, m);
+      for (size_t k = 0; k < K; ++k) vec::narrow_to_float(in_buf[k], pi[k] + b, dt, m);
       f(out_buf, blocks, m);
-      float_to_narrow(po + b, dt, out_buf, m);
+      vec::float_to_narrow(po + b, out_buf, dt, m);
     }
   });
   return true;

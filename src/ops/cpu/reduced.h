@@ -21,6 +21,9 @@ void float_to_bfloat16(uint16_t* out, const float* in, int64_t n);
 void bfloat16_to_float(float* out, const uint16_t* in, int64_t n);
 void float_to_half(uint16_t* out, const float* in, int64_t n);
 void half_to_float(float* out, const uint16_t* in, int64_t n);
+// The same for a narrow dtype given at run time (kBFloat16 or kFloat16), on the calling thread.
+void narrow_to_float(float* out, const uint16_t* in, DType narrow, int64_t n);
+void float_to_narrow(uint16_t* out, const float* in, DType narrow, int64_t n);
 // The portable loops the above fall back to (and are tested against).
 void float_to_bfloat16_portable(uint16_t* out, const float* in, int64_t n);
 void float_to_half_portable(uint16_t* out, const float* in, int64_t n);
