@@ -246,8 +246,11 @@ Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, const Scalar
                  " (inner dimensions ", a.size(1), " and ", b.size(0), " differ)");
     check_matmul_dtypes("addmm", a, b);
     out = detail::make_empty({a.size(0), b.size(1)}, a.dtype(), a.device());
-    kernel::copy(out, input);
-    kernel::bmm_accumulate(as_batch(out), as_batch(a), as_batch(b), al, be);
+    const bool row_bias = al == 1 && be == 1 && input.dim() == 1 && input.size(0) == b.size(1);
+    if (!(row_bias && kernel::bmm_bias(as_batch(out), as_batch(a), as_batch(b), input))) {
+      kernel::copy(out, input);
+      kernel::bmm_accumulate(as_batch(out), as_batch(a), as_batch(b), al, be);
+    }
     const bool in_grad = input.requires_grad(), a_grad = a.requires_grad(), b_grad = b.requires_grad();
     const bool a_cols = is_column_major(a), b_cols = is_column_major(b);
     out = autograd::record("AddmmBackward0", out, {input, a, b},

@@ -1,8 +1,8 @@
 // The float32 product's special paths in src/ops/dnnl/matmul.cpp against float64: the addend
-// added in the product's pass (Note [Fused addend]: addmm, baddbmm, linear's bias) and the tall
-// transposed product computed as its transpose (Note [Tall transposed products]), and bmm's and
-// baddbmm's gradients written in their operands' layouts (Note [Gradient layout of a batched operand]
-// in src/ops/linalg.cpp).
+// added in the product's pass (Note [Fused addend]: addmm, baddbmm, linear's bias; Note [Bias in the
+// product]), the tall transposed product computed as its transpose (Note [Tall transposed
+// products]), and bmm's and baddbmm's gradients written in their operands' layouts (Note [Gradient
+// layout of a batched operand] in src/ops/linalg.cpp).
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -51,6 +51,22 @@ TEST(MatmulPaths, FusedAddendMatchesFloat64) {
   Tensor y = linear(x, w, bias);
   EXPECT_EQ(y.sizes(), IntArrayRef({5, 7, 32}));
   EXPECT_LT(relative_error(y, want3), 1e-6);
+  // A row bias is added by the product's kernel (Note [Bias in the product]): also a slice of a
+  // larger buffer (an offset, as MultiheadAttention's chunks of in_proj_bias), and a strided one
+  // (copied into the output instead), with the same values as the composition.
+  Tensor packed = randn({96}), strided = randn({64}).slice(0, 0, 64, 2);
+  for (const Tensor& bias2 : {packed.slice(0, 32, 64), strided}) {
+    Tensor want4 = mm(f64(a[1]), f64(b[1])) + f64(bias2);
+    EXPECT_LT(relative_error(addmm(bias2, a[1], b[1]), want4), 1e-6);
+    EXPECT_LT(relative_error(linear(a[1], b[1].t().contiguous(), bias2), want4), 1e-6);
+  }
+  // Its gradients: the bias's is the column sum of g.
+  Tensor wl = randn({32, 24}).requires_grad_(), bl = randn({32}).requires_grad_(), xl = randn({40, 24}).requires_grad_();
+  Tensor gl = randn({40, 32});
+  linear(xl, wl, bl).backward(gl);
+  EXPECT_LT(relative_error(bl.grad(), f64(gl).sum(0)), 1e-6);
+  EXPECT_LT(relative_error(wl.grad(), mm(f64(gl).t(), f64(xl))), 1e-6);
+  EXPECT_LT(relative_error(xl.grad(), mm(f64(gl), f64(wl))), 1e-6);
 }
 
 // Multi-head attention's operands: heads split off a projection [len, N, E] as [N*H, len, hd] views
