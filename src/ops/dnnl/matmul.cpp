@@ -268,8 +268,8 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
 // rows: oneDNN's matmul adds it as it writes c, which saves copying it into c and reading c back.
 // For W6's projections (2048 x 512 x 512 on one AVX-512 core) that took 5.7 against 6.1 ms (the copy
 // and the sum post-op), and the 2048 x 512 x 2048 one 23.6 against 24.0 ms on sgemm; but the
-// 2048 x 2048 x 512 one 24.3 against 23.5 ms, so products of the sgemm path's size keep sgemm and
-// the copy.
+// 2048 x 2048 x 512 one 24.3 against 23.5 ms, so products of the sgemm path's size whose output is
+// at least as wide as it is tall keep sgemm and the copy.
 bool bmm_bias(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias) {
   NoGradGuard no_grad;
   const bool fits = c.dtype() == kFloat32 && a.dtype() == kFloat32 && b.dtype() == kFloat32 &&
