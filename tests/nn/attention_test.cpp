@@ -160,6 +160,45 @@ TEST(Attention, MultiheadAttentionGradcheckWithMasks) {
       {w_in, b_in}));
 }
 
+// The packed input projection (Note [Packed input projection] in src/nn/attention.cpp): one function
+// with three outputs for the query, key and value projections of in_proj_weight's row blocks.
+TEST(Attention, PackedInputProjectionGradcheckAndMatchesChunkedLinears) {
+  manual_seed(13);
+  auto f64 = TensorOptions(kFloat64);
+  nn::MultiheadAttention m(nn::MultiheadAttentionOptions(4, 2));
+  m->to(kFloat64);
+  Tensor q = randn({2, 3, 4}, f64), k = randn({5, 3, 4}, f64), v = randn({5, 3, 4}, f64);
+  Tensor w_in = m->in_proj_weight.detach().clone(), b_in = randn({12}, f64);
+  auto fn = [&](const std::vector<Tensor>& p) {
+    auto* impl = m.get();
+    Tensor saved_w = impl->in_proj_weight, saved_b = impl->in_proj_bias;
+    impl->in_proj_weight = p[3], impl->in_proj_bias = p[4];
+    auto [out, w] = m(p[0], p[1], p[2], Tensor(), true, Tensor(), false);
+    impl->in_proj_weight = saved_w, impl->in_proj_bias = saved_b;
+    return std::vector<Tensor>{out, w};
+  };
+  EXPECT_TRUE(cohort::testing::gradcheck(fn, {q, k, v, w_in, b_in}));
+  EXPECT_TRUE(cohort::testing::gradgradcheck(fn, {q, k, v, w_in, b_in}));
+  // Self-attention (one tensor as query, key and value), against three linears on chunks.
+  Tensor x = randn({3, 2, 4}, f64).requires_grad_();
+  Tensor w = w_in.clone().requires_grad_(), b = b_in.clone().requires_grad_();
+  m->in_proj_weight = w, m->in_proj_bias = b;
+  Tensor upstream = randn({3, 2, 4}, f64);
+  (std::get<0>(m(x, x, x)) * upstream).sum().backward();
+  Tensor x2 = x.detach().clone().requires_grad_();
+  Tensor w2 = w_in.clone().requires_grad_(), b2 = b_in.clone().requires_grad_();
+  auto ws = chunk(w2, 3, 0), bs = chunk(b2, 3, 0);
+  auto heads = [](const Tensor& t, int64_t len) { return t.reshape({len, 4, 2}).transpose(0, 1); };
+  Tensor qh = heads(linear(x2, ws[0], bs[0]), 3), kh = heads(linear(x2, ws[1], bs[1]), 3);
+  Tensor vh = heads(linear(x2, ws[2], bs[2]), 3);
+  Tensor attn = softmax(bmm(qh, kh.transpose(1, 2)) / std::sqrt(2.0), -1);
+  Tensor out = m->out_proj(bmm(attn, vh).transpose(0, 1).reshape({6, 4})).view({3, 2, 4});
+  (out * upstream).sum().backward();
+  EXPECT_TRUE(x.grad().allclose(x2.grad(), 1e-10, 1e-12));
+  EXPECT_TRUE(w.grad().allclose(w2.grad(), 1e-10, 1e-12));
+  EXPECT_TRUE(b.grad().allclose(b2.grad(), 1e-10, 1e-12));
+}
+
 TEST(Attention, EncoderLayerGradcheckPreAndPostNorm) {
   manual_seed(12);
   auto f64 = TensorOptions(kFloat64);

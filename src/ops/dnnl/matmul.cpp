@@ -81,13 +81,16 @@ memory::desc describe(const Tensor& t) {
 // of a small matmul.)
 struct Prepared {
   dnnl::matmul prim;
-  memory a, b, c;
+  memory a, b, c, bias;
   std::unordered_map<int, memory> args;
 };
 
-// c = alpha * a b + beta * c (Note [Fused addend]); alpha 1 and beta 0 is the plain product.
-Prepared prepare(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, float beta) {
+// c = alpha * a b + beta * c (Note [Fused addend]); alpha 1 and beta 0 is the plain product. With_bias:
+// c = a b + bias, a row [m] added by the kernel as it writes c (alpha 1, beta 0).
+Prepared prepare(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, float beta, bool with_bias) {
   const memory::desc ad = describe(a), bd = describe(b), cd = describe(c);
+  const int64_t m = c.size(2);
+  const memory::desc biasd = with_bias ? memory::desc({1, 1, m}, dnnl_type(c.dtype()), {m, m, 1}) : memory::desc();
   dnnl::primitive_attr attr;
   if (alpha != 1) attr.set_output_scales(0, {alpha});
   if (beta != 0) {
@@ -95,27 +98,33 @@ Prepared prepare(const Tensor& c, const Tensor& a, const Tensor& b, float alpha,
     ops.append_sum(beta);
     attr.set_post_ops(ops);
   }
-  Prepared p{dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, dnnl_engine())),
+  const dnnl::matmul::desc desc = with_bias ? dnnl::matmul::desc(ad, bd, biasd, cd) : dnnl::matmul::desc(ad, bd, cd);
+  Prepared p{dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, dnnl_engine())),
              memory(ad, dnnl_engine(), DNNL_MEMORY_NONE), memory(bd, dnnl_engine(), DNNL_MEMORY_NONE),
-             memory(cd, dnnl_engine(), DNNL_MEMORY_NONE), {}};
+             memory(cd, dnnl_engine(), DNNL_MEMORY_NONE), memory(), {}};
   p.args = {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};  // handles share the objects
+  if (with_bias) {
+    p.bias = memory(biasd, dnnl_engine(), DNNL_MEMORY_NONE);
+    p.args.insert({DNNL_ARG_BIAS, p.bias});
+  }
   return p;
 }
 
-// The dtype, the scales and the sizes and strides of c, a and b: what a matmul primitive is made for
-// (with the thread count, which PrimitiveCache adds).
-Prepared& cached(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, float beta) {
-  thread_local PrimitiveCache<21, Prepared> cache(128);
-  PrimitiveCache<21, Prepared>::Key key{};
+// The dtype, the scales, the bias and the sizes and strides of c, a and b: what a matmul primitive is
+// made for (with the thread count, which PrimitiveCache adds).
+Prepared& cached(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, float beta, bool with_bias) {
+  thread_local PrimitiveCache<22, Prepared> cache(128);
+  PrimitiveCache<22, Prepared>::Key key{};
   key[18] = static_cast<int64_t>(c.dtype());
   key[19] = std::bit_cast<int32_t>(alpha);
   key[20] = std::bit_cast<int32_t>(beta);
+  key[21] = with_bias;
   size_t i = 0;
   for (const Tensor* t : {&c, &a, &b}) {
     IntArrayRef sizes = t->sizes(), strides = t->strides();
     for (size_t d = 0; d < 3; ++d) key[i++] = sizes[d], key[i++] = strides[d];
   }
-  return cache.get(key, [&] { return prepare(c, a, b, alpha, beta); });
+  return cache.get(key, [&] { return prepare(c, a, b, alpha, beta, with_bias); });
 }
 
 // A large single product goes to oneDNN's BLAS-style sgemm, whose kernels ran 10-20% faster than the
@@ -165,9 +174,11 @@ const char* bfloat16_matmul_implementation() {
 
 namespace {
 
-// The product of float32 (or natively bfloat16) operands on oneDNN: c = alpha * a b + beta * c.
+// The product of float32 (or natively bfloat16) operands on oneDNN: c = alpha * a b + beta * c, or
+// with a bias (contiguous [m], of c's dtype; alpha 1, beta 0) c = a b + bias, never on sgemm.
 // False for dtypes oneDNN does not take here (the caller runs the reference or the widened product).
-bool run_dnnl(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, float beta) {
+bool run_dnnl(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, float beta,
+              const Tensor* bias = nullptr) {
   const bool native = c.dtype() == kBFloat16 && a.dtype() == kBFloat16 && b.dtype() == kBFloat16 && native_bfloat16();
   if (c.dtype() != kFloat32 && !native) return false;
   Tensor ac = dnnl_layout_ok(a) ? a : a.contiguous();
@@ -176,11 +187,11 @@ bool run_dnnl(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, fl
   // both are expanded over the batch (stride 0), one of them is materialised.
   if (ac.stride(0) == 0 && bc.stride(0) == 0 && c.size(0) > 1) ac = ac.contiguous();
   const double flops = 2.0 * static_cast<double>(c.numel()) * static_cast<double>(a.size(2));
-  if (!native && flops >= kSgemmFlops && try_sgemm(c, ac, bc, alpha, beta)) return true;
+  if (!native && !bias && flops >= kSgemmFlops && try_sgemm(c, ac, bc, alpha, beta)) return true;
   DnnlThreadsGuard guard(dnnl_threads_for(flops, kMatmulGrainFlops));
   Prepared* prep = nullptr;
   try {
-    prep = &cached(c, ac, bc, alpha, beta);
+    prep = &cached(c, ac, bc, alpha, beta, bias != nullptr);
   } catch (const dnnl::error&) {
     if (!native) throw;
     return false;  // a bfloat16 layout no kernel takes (the float32 ones take more)
@@ -188,6 +199,7 @@ bool run_dnnl(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, fl
   prep->a.set_data_handle(ac.data_ptr());
   prep->b.set_data_handle(bc.data_ptr());
   prep->c.set_data_handle(c.data_ptr());
+  if (bias) prep->bias.set_data_handle(bias->data_ptr());
   prep->prim.execute(dnnl_stream(), prep->args);
   dnnl_stream().wait();
   return true;
@@ -199,7 +211,7 @@ bool run_dnnl(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, fl
 // the speed of its transpose c^T = b^T a on oneDNN 2.6 (sgemm and matmul primitive alike; m 2048,
 // n 512, k 2048 on one AVX-512 core: 33 against 25 ms, the least of 20 runs). So it is computed as
 // c^T into a per-thread scratch buffer (a fresh one cost more in page faults than the transpose)
-// and transposed into c in 32 x 32 tiles (under 1 ms for 2048 x 512).
+// and transposed into c by a oneDNN reorder (0.5 ms for 2048 x 512).
 constexpr int64_t kScratchLimit = int64_t{1} << 22;  // floats kept per thread at most (16 MiB)
 
 bool is_tall_transposed(const Tensor& c, const Tensor& a, const Tensor& b) {
@@ -209,15 +221,17 @@ bool is_tall_transposed(const Tensor& c, const Tensor& a, const Tensor& b) {
          2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= 1e9;
 }
 
-// c [m, n] = t^T for contiguous t [n, m], in tiles that stay in the L1 cache.
+// c [m, n] = t^T for contiguous t [n, m]: a oneDNN reorder between the two plain layouts (its JIT
+// kernel took 0.51 ms for 2048 x 512 on one core where a loop over 32 x 32 tiles took 0.82).
 void transpose_into(float* c, const float* t, int64_t m, int64_t n) {
-  constexpr int64_t kTile = 32;
-  parallel_for((m + kTile - 1) / kTile, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i0 = begin * kTile; i0 < std::min(m, end * kTile); i0 += kTile)
-      for (int64_t j0 = 0; j0 < n; j0 += kTile)
-        for (int64_t i = i0; i < std::min(m, i0 + kTile); ++i)
-          for (int64_t j = j0; j < std::min(n, j0 + kTile); ++j) c[i * n + j] = t[j * m + i];
+  thread_local PrimitiveCache<2, dnnl::reorder> cache(16);
+  const memory::desc from({m, n}, memory::data_type::f32, {1, m}), to({m, n}, memory::data_type::f32, {n, 1});
+  dnnl::reorder& r = cache.get({m, n}, [&] {
+    return dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_engine(), from, dnnl_engine(), to));
   });
+  memory src(from, dnnl_engine(), const_cast<float*>(t)), dst(to, dnnl_engine(), c);
+  r.execute(dnnl_stream(), src, dst);
+  dnnl_stream().wait();
 }
 
 // Note [Tall transposed products]; false if oneDNN does not take the layout.
@@ -247,6 +261,25 @@ void bmm(const Tensor& c, const Tensor& a, const Tensor& b) {
     return into(c, [&](const Tensor& o) { bmm(o, wa, wb); });
   }
   bmm_reference(c, a, b);
+}
+
+// Note [Bias in the product]
+// linear's bias is an addend of the product too (Note [Fused addend]), but a row broadcast over the
+// rows: oneDNN's matmul adds it as it writes c, which saves copying it into c and reading c back.
+// For W6's projections (2048 x 512 x 512 on one AVX-512 core) that took 5.7 against 6.1 ms (the copy
+// and the sum post-op), and the 2048 x 512 x 2048 one 23.6 against 24.0 ms on sgemm; but the
+// 2048 x 2048 x 512 one 24.3 against 23.5 ms, so products of the sgemm path's size whose output is
+// at least as wide as it is tall keep sgemm and the copy.
+bool bmm_bias(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor& bias) {
+  NoGradGuard no_grad;
+  const bool fits = c.dtype() == kFloat32 && a.dtype() == kFloat32 && b.dtype() == kFloat32 &&
+                    bias.dtype() == kFloat32 && c.is_contiguous() && bias.dim() == 1 && bias.is_contiguous() &&
+                    bias.size(0) == c.size(2) && c.numel() > 0 && a.size(2) > 0;
+  if (!fits) return false;
+  const double flops = 2.0 * static_cast<double>(c.numel()) * static_cast<double>(a.size(2));
+  const bool big_square = flops >= kSgemmFlops && c.size(2) >= c.size(1);
+  if (big_square) return false;
+  return run_dnnl(c, a, b, 1, 0, &bias);
 }
 
 void bmm_accumulate(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta) {
