@@ -20,13 +20,14 @@
 // 2.5 ms for 64 on 32x32, where a bfloat16 matmul of the same products,
 // dW [O, C kH kW] = dY [O, N P Q] x cols [N P Q, C kH kW], took 1.6, 2.2, 1.5 and 1.9 ms. So a
 // bfloat16 layer without groups or bias whose output maps have at most kMatmulWeightsMaxMap
-// elements takes its weight gradient that way: the input's patches are copied out (im2col, stored
-// transposed: one contiguous run of N P Q per (c, kh, kw), which the matmul reads as a transposed
-// B), dY is copied into [O, N, P Q], and oneDNN's matmul accumulates in float32 over the whole
+// elements takes its weight gradient that way: the input's patches are copied out (im2col, one row
+// of C kH kW per output position), dY is copied into [O, N, P Q], and oneDNN's matmul accumulates in float32 over the whole
 // batch, whose result is rounded once into the bfloat16 gradient, as the convolution kernel's is.
 // The copies (the patches are kH kW times the input) cost more than the matmul: the whole weight
 // gradient (conv2d's backward for the weight alone, same machine) took 7.3 ms against the kernel's
 // 20.0 on the 4x4 maps, but 8.1 against 7.1 on 8x8 and 10.1 against 4.5 on 16x16, hence 4x4.
+// Those layers run their forward and input gradient as matmuls as well, and the forward's patches
+// serve the weight gradient (Note [bfloat16 small-map convolutions as matmuls]).
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -381,76 +382,89 @@ bool weights_by_matmul(const Tensor& dweight, const Tensor& dbias, const Tensor&
   return map <= kMatmulWeightsMaxMap && cols <= kMatmulWeightsMaxCols;
 }
 
-// cols [C kH kW, N P Q]: row (c, kh, kw) holds, for every output position (n, p, q), the input
-// element under tap (kh, kw) of channel c, 0 in the padding. x is a contiguous bfloat16 [N, C, H, W].
-void patches_transposed(uint16_t* cols, const uint16_t* x, int64_t N, int64_t C, int64_t H, int64_t W,
-                        int64_t kH, int64_t kW, int64_t P, int64_t Q, const Conv2dParams& p) {
-  const int64_t NPQ = N * P * Q;
-  parallel_for(C * kH * kW, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, NPQ)), [&](int64_t begin, int64_t end) {
+// offs[kh kW + kw]: where tap (kh, kw) of the kernel placed at output position (oh, q) lands in an
+// H x W plane (h W + w), or -1 in the padding.
+void tap_offsets(int64_t* offs, int64_t oh, int64_t q, int64_t H, int64_t W, int64_t kH, int64_t kW,
+                 const Conv2dParams& p) {
+  for (int64_t kh = 0; kh < kH; ++kh) {
+    const int64_t h = oh * p.stride[0] - p.pad_lo[0] + kh * p.dilation[0];
+    for (int64_t kw = 0; kw < kW; ++kw) {
+      const int64_t w = q * p.stride[1] - p.pad_lo[1] + kw * p.dilation[1];
+      offs[kh * kW + kw] = h >= 0 && h < H && w >= 0 && w < W ? h * W + w : -1;
+    }
+  }
+}
+
+// cols [N P Q, C kH kW]: row (n, p, q) holds the input elements under the kernel placed at output
+// position (p, q) of image n, tap by tap ((c, kh, kw) order), 0 in the padding. x is a contiguous
+// bfloat16 [N, C, H, W]; one image (at most 512 channels of 4x4 here) stays in cache while its rows
+// are written.
+Tensor patches(const Tensor& x, int64_t kH, int64_t kW, int64_t P, int64_t Q, const Conv2dParams& p) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = C * kH * kW;
+  Tensor cols = detail::make_empty({N * P * Q, K}, kBFloat16, x.device());
+  const auto* px = static_cast<const uint16_t*>(x.data_ptr());
+  auto* pc = static_cast<uint16_t*>(cols.data_ptr());
+  parallel_for(N * P, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, Q * K)), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> taps(static_cast<size_t>(kH * kW));
     for (int64_t row = begin; row < end; ++row) {
-      const int64_t c = row / (kH * kW), kh = row / kW % kH, kw = row % kW;
-      // The output columns q whose tap lands inside the input: [q0, q1).
-      const int64_t w_off = kw * p.dilation[1] - p.pad_lo[1], sw = p.stride[1];
-      int64_t q0 = w_off >= 0 ? 0 : (-w_off + sw - 1) / sw;
-      int64_t q1 = W - 1 - w_off < 0 ? 0 : std::min(Q, (W - 1 - w_off) / sw + 1);
-      q0 = std::min(q0, Q), q1 = std::max(q1, q0);
-      uint16_t* out = cols + row * NPQ;
-      for (int64_t n = 0; n < N; ++n) {
-        const uint16_t* plane = x + (n * C + c) * H * W;
-        for (int64_t oh = 0; oh < P; ++oh, out += Q) {
-          const int64_t h = oh * p.stride[0] - p.pad_lo[0] + kh * p.dilation[0];
-          if (h < 0 || h >= H) {
-            for (int64_t q = 0; q < Q; ++q) out[q] = 0;
-            continue;
-          }
-          // Runs of a few elements (Q is at most 16 here): plain loops, not memcpy/memset calls.
-          const uint16_t* src = plane + h * W + w_off;
-          for (int64_t q = 0; q < q0; ++q) out[q] = 0;
-          for (int64_t q = q0; q < q1; ++q) out[q] = src[q * sw];
-          for (int64_t q = q1; q < Q; ++q) out[q] = 0;
+      const int64_t n = row / P, oh = row % P;
+      for (int64_t q = 0; q < Q; ++q) {
+        tap_offsets(taps.data(), oh, q, H, W, kH, kW, p);
+        uint16_t* out = pc + (row * Q + q) * K;
+        for (int64_t c = 0; c < C; ++c, out += kH * kW) {
+          const uint16_t* plane = px + (n * C + c) * H * W;
+          for (int64_t t = 0; t < kH * kW; ++t) out[t] = taps[t] >= 0 ? plane[taps[t]] : uint16_t{0};
         }
       }
     }
   });
-}
-
-// The patch matrix cols [C kH kW, N P Q] of x (contiguous bfloat16) for a layer with a kH x kW kernel
-// and P x Q output maps.
-Tensor patches(const Tensor& x, int64_t kH, int64_t kW, int64_t P, int64_t Q, const Conv2dParams& p) {
-  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
-  Tensor cols = detail::make_empty({C * kH * kW, N * P * Q}, kBFloat16, x.device());
-  patches_transposed(static_cast<uint16_t*>(cols.data_ptr()), static_cast<const uint16_t*>(x.data_ptr()), N, C, H, W,
-                     kH, kW, P, Q, p);
   return cols;
 }
 
-// Note [bfloat16 small-map convolutions as matmuls]
-// The forward of the layers whose weight gradient is a matmul (Note [bfloat16 weight gradient as a
-// matmul]) is one as well: Y^T [N P Q, O] = cols^T [N P Q, C kH kW] x W^T [C kH kW, O], both
-// operands read transposed where they lie (cols as patches_transposed writes it, W as the user's
-// oihw), float32 accumulation and one rounding into bfloat16, as the convolution kernel's; then
-// Y^T is transposed into the nchw output (maps of at most 16 elements: a small copy). oneDNN 2.6's
-// AMX forward kernel (brgconv) took 5.4-6.4 ms on ResNet-18's 512-channel 3x3 layers on 4x4 maps
-// at batch 32 on one thread, plus 1.3 ms reordering the weights into its layout; the matmul of the
-// same product took 2.6-2.9 ms. The patch matrix is made here once and, in training, kept for the
-// weight gradient (Note [Kept convolution input]), which then copies nothing out of the input.
-void forward_matmul(const Tensor& out, const Tensor& x, const Tensor& w, const Conv2dParams& p, Tensor* keep_cols) {
-  const int64_t N = x.size(0), C = x.size(1), O = w.size(0), kH = w.size(2), kW = w.size(3);
-  const int64_t P = out.size(2), Q = out.size(3), PQ = P * Q, NPQ = N * PQ, K = C * kH * kW;
-  thread_local PrimitiveCache<3, dnnl::matmul> cache(32);
-  dnnl::matmul& mm = cache.get({NPQ, K, O}, [&] {
-    const memory::desc a({NPQ, K}, memory::data_type::bf16, Tag::ba), b({K, O}, memory::data_type::bf16, Tag::ba),
-        c({NPQ, O}, memory::data_type::bf16, Tag::ab);
+// A cached oneDNN matmul c [M, N] = a [M, K] x b [K, N] of bfloat16 operands in the given layouts
+// (ab: row-major, ba: the transpose of a row-major [N, K] or [K, M] matrix) and a c of type ct.
+dnnl::matmul& cached_matmul(int64_t M, int64_t K, int64_t N, Tag a_tag, Tag b_tag, memory::data_type ct) {
+  thread_local PrimitiveCache<6, dnnl::matmul> cache(64);
+  return cache.get({M, K, N, static_cast<int64_t>(a_tag), static_cast<int64_t>(b_tag), static_cast<int64_t>(ct)}, [&] {
+    const memory::desc a({M, K}, memory::data_type::bf16, a_tag), b({K, N}, memory::data_type::bf16, b_tag),
+        c({M, N}, ct, Tag::ab);
     return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), dnnl_engine()));
   });
-  Tensor cols = patches(x, kH, kW, P, Q, p);
-  Tensor yt = detail::make_empty({NPQ, O}, kBFloat16, x.device());
-  const memory ma({{NPQ, K}, memory::data_type::bf16, Tag::ba}, dnnl_engine(), cols.data_ptr());
-  const memory mb({{K, O}, memory::data_type::bf16, Tag::ba}, dnnl_engine(), w.data_ptr());
-  const memory mc({{NPQ, O}, memory::data_type::bf16, Tag::ab}, dnnl_engine(), yt.data_ptr());
+}
+
+void run_matmul(int64_t M, int64_t K, int64_t N, Tag a_tag, const void* a, Tag b_tag, const void* b,
+                memory::data_type ct, void* c) {
+  dnnl::matmul& mm = cached_matmul(M, K, N, a_tag, b_tag, ct);
+  const memory ma({{M, K}, memory::data_type::bf16, a_tag}, dnnl_engine(), const_cast<void*>(a));
+  const memory mb({{K, N}, memory::data_type::bf16, b_tag}, dnnl_engine(), const_cast<void*>(b));
+  const memory mc({{M, N}, ct, Tag::ab}, dnnl_engine(), c);
   dnnl::stream& stream = dnnl_stream();
   mm.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
   stream.wait();
+}
+
+// Note [bfloat16 small-map convolutions as matmuls]
+// The layers whose weight gradient is a matmul (Note [bfloat16 weight gradient as a matmul]) run
+// their forward and input gradient as matmuls too, on the patch matrix cols [N P Q, C kH kW]:
+//   forward:  Y^T [N P Q, O] = cols x W^T (W read transposed where it lies, oihw = [O, C kH kW]),
+//             rounded once into bfloat16 and transposed into the nchw output (maps of at most 16);
+//   weights:  dW [O, C kH kW] = dY [O, N P Q] x cols, in float32, rounded once;
+//   input:    dcols [N P Q, C kH kW] = dY^T [N P Q, O] x W in float32, each tap's value added into
+//             its input element (col2im, in a fixed order whatever the threads), rounded once.
+// dY is laid out both ways ([O, N P Q] and [N P Q, O], small copies) so that every product's left
+// operand is row-major: oneDNN's AMX matmul copies a transposed left operand first (5-6% of a
+// ResNet-18 step when the patches were stored transposed). Against oneDNN 2.6's AMX convolution
+// kernels on ResNet-18's 512-channel 3x3 layers on 4x4 maps at batch 32, one thread, inside a
+// training step: the forward (brgconv) took 5.4-6.4 ms plus 1.3 ms reordering the weights, the
+// input gradient 8.5 ms plus 1.1 ms of weight reorder; their matmuls about 5 ms each. The patch
+// matrix is made once, by the forward, and kept for the weight gradient in training (Note [Kept
+// convolution input]).
+void forward_matmul(const Tensor& out, const Tensor& x, const Tensor& w, const Conv2dParams& p, Tensor* keep_cols) {
+  const int64_t N = x.size(0), C = x.size(1), O = w.size(0), kH = w.size(2), kW = w.size(3);
+  const int64_t P = out.size(2), Q = out.size(3), PQ = P * Q, NPQ = N * PQ, K = C * kH * kW;
+  Tensor cols = patches(x, kH, kW, P, Q, p);
+  Tensor yt = detail::make_empty({NPQ, O}, kBFloat16, x.device());
+  run_matmul(NPQ, K, O, Tag::ab, cols.data_ptr(), Tag::ba, w.data_ptr(), memory::data_type::bf16, yt.data_ptr());
   // Y^T [N, P Q, O] -> out [N, O, P Q]
   const auto* src = static_cast<const uint16_t*>(yt.data_ptr());
   auto* dst = static_cast<uint16_t*>(out.data_ptr());
@@ -465,7 +479,7 @@ void forward_matmul(const Tensor& out, const Tensor& x, const Tensor& w, const C
   if (keep_cols) *keep_cols = std::move(cols);
 }
 
-// dY [N, O, P Q] (contiguous bfloat16) as [O, N P Q]: the matmuls' operand.
+// dY [N, O, P Q] (contiguous bfloat16) as [O, N P Q].
 Tensor channels_first(const Tensor& g) {
   const int64_t N = g.size(0), O = g.size(1), PQ = g.size(2) * g.size(3);
   Tensor gt = detail::make_empty({O, N * PQ}, kBFloat16, g.device());
@@ -478,6 +492,20 @@ Tensor channels_first(const Tensor& g) {
   return gt;
 }
 
+// dY [N, O, P Q] (contiguous bfloat16) as [N P Q, O].
+Tensor channels_last(const Tensor& g) {
+  const int64_t N = g.size(0), O = g.size(1), PQ = g.size(2) * g.size(3);
+  Tensor gl = detail::make_empty({N * PQ, O}, kBFloat16, g.device());
+  const auto* gp = static_cast<const uint16_t*>(g.data_ptr());
+  auto* lp = static_cast<uint16_t*>(gl.data_ptr());
+  parallel_for(N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, O * PQ)), [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n)
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t k = 0; k < PQ; ++k) lp[(n * PQ + k) * O + o] = gp[(n * O + o) * PQ + k];
+  });
+  return gl;
+}
+
 // gt: dY as channels_first gives it. cols: the layer's patch matrix kept from the forward, or
 // undefined (made here).
 void weights_backward_matmul(const Tensor& dweight, const Tensor& gt, const Tensor& in, int64_t P, int64_t Q,
@@ -486,71 +514,38 @@ void weights_backward_matmul(const Tensor& dweight, const Tensor& gt, const Tens
   const int64_t N = x.size(0), C = x.size(1);
   const int64_t O = dweight.size(0), kH = dweight.size(2), kW = dweight.size(3);
   const int64_t NPQ = N * P * Q, K = C * kH * kW;
-  thread_local PrimitiveCache<3, dnnl::matmul> cache(32);
-  dnnl::matmul& mm = cache.get({O, NPQ, K}, [&] {
-    const memory::desc a({O, NPQ}, memory::data_type::bf16, Tag::ab), b({NPQ, K}, memory::data_type::bf16, Tag::ba),
-        c({O, K}, kF32, Tag::ab);
-    return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), dnnl_engine()));
-  });
   const Tensor cols = kept_cols.defined() ? kept_cols : patches(x, kH, kW, P, Q, p);
   Tensor dw = detail::make_empty({O, K}, kFloat32, in.device());
-  const memory ma({{O, NPQ}, memory::data_type::bf16, Tag::ab}, dnnl_engine(), gt.data_ptr());
-  const memory mb({{NPQ, K}, memory::data_type::bf16, Tag::ba}, dnnl_engine(), cols.data_ptr());
-  const memory mc({{O, K}, kF32, Tag::ab}, dnnl_engine(), dw.data_ptr());
-  dnnl::stream& stream = dnnl_stream();
-  mm.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-  stream.wait();
+  run_matmul(O, NPQ, K, Tag::ab, gt.data_ptr(), Tag::ab, cols.data_ptr(), kF32, dw.data_ptr());
   convert_contiguous(dweight.data_ptr(), kBFloat16, dw.data_ptr(), kFloat32, dweight.numel());
 }
 
-// The input gradient of a layer that runs as matmuls (Note [bfloat16 small-map convolutions as
-// matmuls]): dcols [C kH kW, N P Q] = W^T [C kH kW, O] x dY [O, N P Q] in float32 (W read
-// transposed where it lies), then every tap's column is added into its input element (col2im, taps
-// in a fixed order per channel whatever the threads) and each sum is rounded once into din.
-// oneDNN 2.6's AMX backward-data kernel took 8.5 ms on ResNet-18's 512-channel 3x3 layers on 4x4
-// maps at batch 32 on one thread inside a training step, plus 1.1 ms reordering the weights.
-void data_backward_matmul(const Tensor& din, const Tensor& gt, const Tensor& w, int64_t P, int64_t Q,
+// gl: dY as channels_last gives it.
+void data_backward_matmul(const Tensor& din, const Tensor& gl, const Tensor& w, int64_t P, int64_t Q,
                           const Conv2dParams& p) {
   const int64_t N = din.size(0), C = din.size(1), H = din.size(2), W = din.size(3);
-  const int64_t O = w.size(0), kH = w.size(2), kW = w.size(3), NPQ = N * P * Q, K = C * kH * kW;
-  thread_local PrimitiveCache<3, dnnl::matmul> cache(32);
-  dnnl::matmul& mm = cache.get({K, O, NPQ}, [&] {
-    const memory::desc a({K, O}, memory::data_type::bf16, Tag::ba), b({O, NPQ}, memory::data_type::bf16, Tag::ab),
-        c({K, NPQ}, kF32, Tag::ab);
-    return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), dnnl_engine()));
-  });
-  Tensor dcols = detail::make_empty({K, NPQ}, kFloat32, din.device());
-  const memory ma({{K, O}, memory::data_type::bf16, Tag::ba}, dnnl_engine(), w.data_ptr());
-  const memory mb({{O, NPQ}, memory::data_type::bf16, Tag::ab}, dnnl_engine(), gt.data_ptr());
-  const memory mc({{K, NPQ}, kF32, Tag::ab}, dnnl_engine(), dcols.data_ptr());
-  dnnl::stream& stream = dnnl_stream();
-  mm.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-  stream.wait();
+  const int64_t O = w.size(0), kH = w.size(2), kW = w.size(3), PQ = P * Q, K = C * kH * kW;
+  Tensor dcols = detail::make_empty({N * PQ, K}, kFloat32, din.device());
+  run_matmul(N * PQ, O, K, Tag::ab, gl.data_ptr(), Tag::ab, w.data_ptr(), kF32, dcols.data_ptr());
   const float* dc = dcols.data_ptr<float>();
   auto* dx = static_cast<uint16_t*>(din.data_ptr());
   const DType dt = din.dtype();
-  parallel_for(C, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, kH * kW * NPQ)), [&](int64_t begin, int64_t end) {
-    std::vector<float> acc(static_cast<size_t>(N * H * W));
-    for (int64_t c = begin; c < end; ++c) {
+  parallel_for(N, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> acc(static_cast<size_t>(C * H * W));
+    std::vector<int64_t> taps(static_cast<size_t>(kH * kW));
+    for (int64_t n = begin; n < end; ++n) {
       std::fill(acc.begin(), acc.end(), 0.0f);
-      for (int64_t kh = 0; kh < kH; ++kh)
-        for (int64_t kw = 0; kw < kW; ++kw) {
-          const float* col = dc + ((c * kH + kh) * kW + kw) * NPQ;
-          // The output columns q whose tap lands inside the input: [q0, q1) (as patches_transposed).
-          const int64_t w_off = kw * p.dilation[1] - p.pad_lo[1], sw = p.stride[1];
-          int64_t q0 = w_off >= 0 ? 0 : (-w_off + sw - 1) / sw;
-          int64_t q1 = W - 1 - w_off < 0 ? 0 : std::min(Q, (W - 1 - w_off) / sw + 1);
-          q0 = std::min(q0, Q), q1 = std::max(q1, q0);
-          for (int64_t n = 0; n < N; ++n)
-            for (int64_t oh = 0; oh < P; ++oh) {
-              const int64_t h = oh * p.stride[0] - p.pad_lo[0] + kh * p.dilation[0];
-              if (h < 0 || h >= H) continue;
-              float* row = acc.data() + (n * H + h) * W + w_off;
-              const float* src = col + (n * P + oh) * Q;
-              for (int64_t q = q0; q < q1; ++q) row[q * sw] += src[q];
-            }
+      for (int64_t oh = 0; oh < P; ++oh)
+        for (int64_t q = 0; q < Q; ++q) {
+          tap_offsets(taps.data(), oh, q, H, W, kH, kW, p);
+          const float* row = dc + ((n * P + oh) * Q + q) * K;
+          for (int64_t c = 0; c < C; ++c, row += kH * kW) {
+            float* plane = acc.data() + c * H * W;
+            for (int64_t t = 0; t < kH * kW; ++t)
+              if (taps[t] >= 0) plane[taps[t]] += row[t];
+          }
         }
-      for (int64_t n = 0; n < N; ++n) vec::float_to_narrow(dx + (n * C + c) * H * W, acc.data() + n * H * W, dt, H * W);
+      vec::float_to_narrow(dx + n * C * H * W, acc.data(), dt, C * H * W);
     }
   });
 }
@@ -646,12 +641,11 @@ void backward_impl(const Tensor& din, const Tensor& dweight, const Tensor& dbias
     }
   };
   Staged staged;  // diff_dst in the primitives' layout, reordered once for both
-  // Note [bfloat16 small-map convolutions as matmuls]: both halves share dY as [O, N P Q].
+  // Note [bfloat16 small-map convolutions as matmuls]
   const bool data_by_matmul = din.defined() && weights_by_matmul(weight, Tensor(), dy, din, p);
   const bool weights_matmul = dweight.defined() && weights_by_matmul(dweight, dbias, dy, in, p);
-  const Tensor gt = data_by_matmul || weights_matmul ? channels_first(dy) : Tensor();
   if (data_by_matmul) {
-    data_backward_matmul(din, gt, weight.contiguous(), dy.size(2), dy.size(3), p);
+    data_backward_matmul(din, channels_last(dy), weight.contiguous(), dy.size(2), dy.size(3), p);
   } else if (din.defined()) {
     Tensor w = weight.contiguous();
     if (Prepared* prep = prepared(Kind::BackwardData, din, w, false))
@@ -660,7 +654,7 @@ void backward_impl(const Tensor& din, const Tensor& dweight, const Tensor& dbias
       backward_widened(din, Tensor(), Tensor(), dout, Tensor(), weight, p);
   }
   if (weights_matmul) {  // Note [bfloat16 weight gradient as a matmul]
-    weights_backward_matmul(dweight, gt, in, dy.size(2), dy.size(3), p, kept ? kept->cols : Tensor());
+    weights_backward_matmul(dweight, channels_first(dy), in, dy.size(2), dy.size(3), p, kept ? kept->cols : Tensor());
   } else if (dweight.defined()) {
     Tensor x = in.contiguous();
     std::vector<void*> buffers{x.data_ptr(), dy.data_ptr(), dweight.data_ptr()};
