@@ -3,12 +3,15 @@
 // convolution's input gradient. Kernels: ops/cpu/conv_kernels.h.
 #include "cohort/ops/convolution.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
 #include "ops/cpu/conv_kernels.h"
+#include "ops/dnnl/conv_kept_input.h"
 #include "ops/internal.h"
 #include "autograd/trace.h"
 #include "ops/autocast_casts.h"
@@ -63,11 +66,18 @@ Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kern
     out_sizes[2 + d] = (x.size(2 + d) + p.pad_lo[d] + p.pad_hi[d] - p.dilation[d] * (w.size(2 + d) - 1) - 1) /
                            p.stride[d] + 1;
   Tensor out = detail::make_empty(out_sizes, x.dtype(), x.device());
-  kernel::conv2d_forward(out, x, w, b, p);
   const bool x_grad = x.requires_grad(), w_grad = w.requires_grad(), b_grad = b.defined() && b.requires_grad();
+  // The weight gradient reads the input as the forward reordered it (Note [Kept convolution input]
+  // in dnnl/conv.cpp); the slot is emptied by the backward that uses it.
+  auto kept = std::make_shared<std::shared_ptr<kernel::KeptConvInput>>();
+  if (w_grad && x.dtype() == kBFloat16 && GradMode::is_enabled())
+    *kept = kernel::conv2d_forward_keeping_input(out, x, w, b, p);
+  else
+    kernel::conv2d_forward(out, x, w, b, p);
   return autograd::record("ConvolutionBackward0", out, {x, w, b},
                           [=, sx = SavedTensor(w_grad ? x : Tensor()), sw = SavedTensor(x_grad ? w : Tensor()),
                            x_sizes = x.sizes().vec(), w_sizes = w.sizes().vec()](const Tensor& g) {
+    const std::shared_ptr<kernel::KeptConvInput> kept_input = std::exchange(*kept, nullptr);
     if (GradMode::is_enabled())  // create_graph: Note [Convolution double backward]
       return std::vector<Tensor>{x_grad ? input_grad(g, sw.unpack(), x_sizes, p) : Tensor(),
                                  w_grad ? weight_grad(g, sx.unpack(), w_sizes, p) : Tensor(),
@@ -78,7 +88,7 @@ Tensor convolution(const Tensor& x, const Tensor& w, const Tensor& b, const kern
       dw = detail::make_empty(w_sizes, g.dtype(), g.device());
       if (b_grad) db = detail::make_empty({w_sizes[0]}, g.dtype(), g.device());
     }
-    if (x_grad || w_grad) kernel::conv2d_backward(dx, dw, db, g, sx.unpack(), sw.unpack(), p);
+    if (x_grad || w_grad) kernel::conv2d_backward(dx, dw, db, g, sx.unpack(), sw.unpack(), p, kept_input);
     if (b_grad && !w_grad) db = sum(g, {0, 2, 3});
     return std::vector<Tensor>{dx, dw, db};
   });

@@ -143,6 +143,11 @@ const std::vector<ConvCase>& conv_cases() {
       {"3x3 stride 2 pad 2 on 5x6", {2, 24, 5, 6}, {16, 24, 3, 3}, false, 2, 2, 1, 1},
       {"dilated without bias on a 4x3 map", {2, 8, 6, 5}, {8, 8, 3, 3}, false, 1, 1, 2, 1},
       {"512 channels on 4x4 maps", {2, 512, 4, 4}, {512, 512, 3, 3}, false, 1, 1, 1, 1},
+      // ... and so the forward of those layers (Note [bfloat16 small-map convolutions as matmuls]):
+      // odd channel counts, a 1x1 map, a 2x4 one.
+      {"odd channels without bias on a 3x3 map", {3, 17, 5, 5}, {33, 17, 3, 3}, false, 2, 1, 1, 1},
+      {"a 1x1 output map", {2, 9, 3, 3}, {7, 9, 3, 3}, false, 1, 0, 1, 1},
+      {"5 channels on 2x4 maps", {5, 5, 4, 8}, {3, 5, 3, 3}, false, 2, 1, 1, 1},
       {"without bias on a 20x20 map", {2, 16, 20, 20}, {16, 16, 3, 3}, false, 1, 1, 1, 1},
   };
   return cases;
