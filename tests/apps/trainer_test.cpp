@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
@@ -15,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "cohort/core/device.h"
 #include "cohort/io/safetensors.h"
 #include "cohort/ops/pointwise.h"
 #include "support/error_of.h"
@@ -262,23 +260,6 @@ TEST(Trainer, TwoDevicesGiveTheMetricsOfOne) {
   auto [code, err] = run_cohort(with(base_flags(two), {"--epochs", "2", "--devices", "cpu:0,cpu:1"}));
   ASSERT_EQ(code, 0) << err;
   cohort::testing::expect_same_metrics(one, two, 2.0 / 512);
-}
-
-// The thread that drives the replicas keeps one device's share of the cores, however many --threads
-// asks for, so that no OpenMP team of its own idles on the cores the replicas use.
-TEST(Trainer, WithSeveralDevicesTheCallerKeepsOneDevicesShareOfTheThreads) {
-  const fs::path out = fresh_dir("caller-threads");
-  std::vector<std::string> flags = with(base_flags(out), {"--devices", "cpu:0,cpu:1"});
-  *(std::find(flags.begin(), flags.end(), "--threads") + 1) = "2";
-  auto [code, err] = run_cohort(flags);
-  ASSERT_EQ(code, 0) << err;
-  const int share = std::max(1, cohort::core_count() / 2);
-  std::ifstream metrics(out / "metrics.jsonl");
-  std::string config_line;
-  std::getline(metrics, config_line);
-  EXPECT_EQ(nlohmann::json::parse(config_line)["threads"], share);
-  EXPECT_THAT(err, HasSubstr(std::to_string(share) + (share == 1 ? " thread" : " threads") +
-                             " per device on cpu:0,cpu:1"));
 }
 
 TEST(Trainer, BadDevicesAreClearErrors) {

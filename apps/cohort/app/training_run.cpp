@@ -207,8 +207,7 @@ void announce(const TrainingRun& run) {
                 : kind == DataKind::kImages ? " test images from "
                                             : " test rows from ")
             << run.data.source << "), "
-            << get_num_threads() << (get_num_threads() == 1 ? " thread" : " threads")
-            << (parse_devices(config.devices).size() > 1 ? " per device on " : " on ") << config.devices
+            << get_num_threads() << " threads on " << config.devices
             << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string())
             << precision_of(config).summary
             << ", output in "
@@ -230,22 +229,10 @@ void TrainingRun::save_checkpoint() const {
 
 namespace {
 
-// The intra-op threads of the thread that drives training. With several devices the replicas run on
-// their devices' executor threads, each with its share of the cores, and the caller's own ops (the
-// loss, the optimizer step, the gathers) run between theirs. A caller with more threads than one
-// share keeps an OpenMP team whose idle members spin after each of its ops (libgomp's wait policy)
-// on the cores the replicas need; with one share it keeps no team.
-int caller_threads(const TrainConfig& config) {
-  const int threads = threads_per_process(config.threads);
-  const std::vector<Device> devices = parse_devices(config.devices);
-  if (devices.size() < 2) return threads;
-  return std::max(1, std::min(threads, core_count() / static_cast<int>(devices.size())));
-}
-
 TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, std::string run_id) {
   fs::path out = config.out;
   Ranks ranks = join_processes(config);
-  set_num_threads(caller_threads(config));
+  set_num_threads(threads_per_process(config.threads));
   manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
   DataSetup data = load_data(config);
   std::shared_ptr<models::Model> model = create_model(config.model, data.spec);
