@@ -53,7 +53,9 @@
 #include "cohort/ops/pooling.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/reduction_mode.h"
+#include "cohort/ops/rnn.h"
 #include "cohort/ops/shape.h"
+#include "cohort/ops/softmax.h"
 #include "cohort/ops/sorting.h"
 
 // autograd: the backward engine, grad mode, graph nodes, recording an op's backward
@@ -123,6 +125,7 @@
 #include "cohort/data/stateless_dataloader.h"
 #include "cohort/data/subset.h"
 #include "cohort/data/tensor_dataset.h"
+#include "cohort/data/text.h"
 #include "cohort/data/transforms.h"
 
 // parallel: DataParallel over the CPU devices, and its steps (plan, scatter, replicate, apply, gather)
