@@ -74,6 +74,39 @@ struct Planes {
 template <class T>
 double at(const T* p, int64_t stride, int64_t i) { return static_cast<double>(p[i * stride]); }
 
+// A batch norm's per-channel parameters and running statistics (each may be undefined) as pointers
+// and strides, and the statistics of a channel from them.
+template <class T>
+struct ChannelParams {
+  const T* w;
+  const T* b;
+  T* rm;
+  T* rv;
+  int64_t ws, bs, rms, rvs;
+
+  ChannelParams(const Tensor& weight, const Tensor& bias, const Tensor& running_mean, const Tensor& running_var)
+      : w(weight.defined() ? weight.data_ptr<T>() : nullptr),
+        b(bias.defined() ? bias.data_ptr<T>() : nullptr),
+        rm(running_mean.defined() ? running_mean.data_ptr<T>() : nullptr),
+        rv(running_var.defined() ? running_var.data_ptr<T>() : nullptr),
+        ws(w ? weight.stride(0) : 0),
+        bs(b ? bias.stride(0) : 0),
+        rms(rm ? running_mean.stride(0) : 0),
+        rvs(rv ? running_var.stride(0) : 0) {}
+
+  // Channel c's (mean, invstd) over M elements: in training its batch statistics (mean mu, sum of
+  // squared deviations sq), which also move the running averages; else the running averages.
+  std::pair<double, double> statistics(int64_t c, double mu, double sq, int64_t M, bool training, double momentum,
+                                       double eps) const {
+    if (!training) return {at(rm, rms, c), 1.0 / std::sqrt(at(rv, rvs, c) + eps)};
+    if (rm) rm[c * rms] = static_cast<T>((1 - momentum) * at(rm, rms, c) + momentum * mu);
+    if (rv) rv[c * rvs] = static_cast<T>((1 - momentum) * at(rv, rvs, c) + momentum * sq / static_cast<double>(M - 1));
+    return {mu, 1.0 / std::sqrt(sq / static_cast<double>(M) + eps)};
+  }
+  double scale(int64_t c, double invstd) const { return invstd * (w ? at(w, ws, c) : 1.0); }
+  double shift(int64_t c) const { return b ? at(b, bs, c) : 0.0; }
+};
+
 // Channels per thread at least: a thread's share of the ~3 passes over M elements per channel
 // should be worth an OpenMP region (kParallelGrain elements).
 int64_t channel_grain(int64_t M) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 3 * M)); }
@@ -117,12 +150,7 @@ bool forward_narrow_channels(const Tensor& out, const Tensor& mean, const Tensor
   const DType dt = x.dtype();
   const auto* px = static_cast<const uint16_t*>(x.data_ptr());
   auto* py = static_cast<uint16_t*>(out.data_ptr());
-  const float* w = weight.defined() ? weight.data_ptr<float>() : nullptr;
-  const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
-  float* rm = running_mean.defined() ? running_mean.data_ptr<float>() : nullptr;
-  float* rv = running_var.defined() ? running_var.data_ptr<float>() : nullptr;
-  const int64_t ws = w ? weight.stride(0) : 0, bs = b ? bias.stride(0) : 0;
-  const int64_t rms = rm ? running_mean.stride(0) : 0, rvs = rv ? running_var.stride(0) : 0;
+  const ChannelParams<float> params(weight, bias, running_mean, running_var);
   double* pm = mean.data_ptr<double>();
   double* pi = invstd.data_ptr<double>();
   // The statistics and their use as batch_norm_forward's float fast path has them.
@@ -130,19 +158,14 @@ bool forward_narrow_channels(const Tensor& out, const Tensor& mean, const Tensor
     std::vector<float> xs(static_cast<size_t>(M)), ys(static_cast<size_t>(M));
     for (int64_t c = begin; c < end; ++c) {
       gather_channel(xs.data(), px + c * g.sc, g.sn, dt, g.N, g.S);
-      double mu, inv;
+      double batch_mu = 0, sq = 0;
       if (training) {
-        mu = vec::channel_sum(xs.data(), g.S, g.N, g.S) / static_cast<double>(M);
-        const double sq = vec::channel_sum_sq_dev(xs.data(), g.S, g.N, g.S, static_cast<float>(mu));
-        if (rm) rm[c * rms] = static_cast<float>((1 - momentum) * at(rm, rms, c) + momentum * mu);
-        if (rv)
-          rv[c * rvs] = static_cast<float>((1 - momentum) * at(rv, rvs, c) + momentum * sq / static_cast<double>(M - 1));
-        inv = 1.0 / std::sqrt(sq / static_cast<double>(M) + eps);
-      } else {
-        mu = at(rm, rms, c), inv = 1.0 / std::sqrt(at(rv, rvs, c) + eps);
+        batch_mu = vec::channel_sum(xs.data(), g.S, g.N, g.S) / static_cast<double>(M);
+        sq = vec::channel_sum_sq_dev(xs.data(), g.S, g.N, g.S, static_cast<float>(batch_mu));
       }
+      const auto [mu, inv] = params.statistics(c, batch_mu, sq, M, training, momentum, eps);
       pm[c] = mu, pi[c] = inv;
-      const double scale = inv * (w ? at(w, ws, c) : 1.0), shift = b ? at(b, bs, c) : 0.0;
+      const double scale = params.scale(c, inv), shift = params.shift(c);
       vec::channel_normalize(ys.data(), g.S, xs.data(), g.S, g.N, g.S, static_cast<float>(mu),
                              static_cast<float>(scale), static_cast<float>(shift));
       scatter_channel(py + c * g.S, g.C * g.S, dt, ys.data(), g.N, g.S);
@@ -236,23 +259,13 @@ void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& inv
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data_ptr<T>();
-    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
-    const T* b = bias.defined() ? bias.data_ptr<T>() : nullptr;
-    T* rm = running_mean.defined() ? running_mean.data_ptr<T>() : nullptr;
-    T* rv = running_var.defined() ? running_var.data_ptr<T>() : nullptr;
-    const int64_t ws = w ? weight.stride(0) : 0, bs = b ? bias.stride(0) : 0;
-    const int64_t rms = rm ? running_mean.stride(0) : 0, rvs = rv ? running_var.stride(0) : 0;
+    const ChannelParams<T> params(weight, bias, running_mean, running_var);
     T* y = out.data_ptr<T>();
     double* pm = mean.data_ptr<double>();
     double* pi = invstd.data_ptr<double>();
     const int64_t grain = channel_grain(M);
-    // Channel c's batch statistics (mean mu, sum of squared deviations sq) when training, which also
-    // move the running averages, or the running averages themselves: (mean, invstd).
-    auto statistics = [&](int64_t c, double mu, double sq) -> std::pair<double, double> {
-      if (!training) return {at(rm, rms, c), 1.0 / std::sqrt(at(rv, rvs, c) + eps)};
-      if (rm) rm[c * rms] = static_cast<T>((1 - momentum) * at(rm, rms, c) + momentum * mu);
-      if (rv) rv[c * rvs] = static_cast<T>((1 - momentum) * at(rv, rvs, c) + momentum * sq / static_cast<double>(M - 1));
-      return {mu, 1.0 / std::sqrt(sq / static_cast<double>(M) + eps)};
+    auto statistics = [&](int64_t c, double mu, double sq) {
+      return params.statistics(c, mu, sq, M, training, momentum, eps);
     };
     if (g.flat) {  // Note [Batch norm fast path]
       parallel_for(g.C, grain, [&](int64_t begin, int64_t end) {
@@ -265,7 +278,7 @@ void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& inv
           }
           const auto [mu, inv] = statistics(c, batch_mu, sq);
           pm[c] = mu, pi[c] = inv;
-          const double scale = inv * (w ? at(w, ws, c) : 1.0), shift = b ? at(b, bs, c) : 0.0;
+          const double scale = params.scale(c, inv), shift = params.shift(c);
           vec::channel_normalize(y + c * g.S, g.C * g.S, xc, g.sn, g.N, g.S, static_cast<T>(mu),
                                  static_cast<T>(scale), static_cast<T>(shift));
         }
@@ -291,7 +304,7 @@ void batch_norm_forward(const Tensor& out, const Tensor& mean, const Tensor& inv
         }
         const auto [mu, inv] = statistics(c, batch_mu, sq);
         pm[c] = mu, pi[c] = inv;
-        const double scale = inv * (w ? at(w, ws, c) : 1.0), shift = (b ? at(b, bs, c) : 0.0) - mu * scale;
+        const double scale = params.scale(c, inv), shift = params.shift(c) - mu * scale;
         for (int64_t n = 0; n < g.N; ++n) {
           T* yc = y + (n * g.C + c) * g.S;
           for (int64_t s = 0; s < g.S; ++s) yc[s] = static_cast<T>(static_cast<double>(xc[n * g.sn + offs[s]]) * scale + shift);
