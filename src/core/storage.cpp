@@ -36,6 +36,18 @@ StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device
 StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, Deleter deleter)
     : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)), owned_(false) {}
 
+// Note [Storage aliases]
+// cohort's CPU devices are partitions of one machine's cores and share its address space, so a
+// tensor of cpu:0 can be read from cpu:1 where it lies. An alias storage is that view: it carries
+// its own device (so ops, device checks and autograd see a tensor of that device) and points into
+// its base's bytes, which stay counted against the base's device and are freed by it. The version
+// counter is the base's, so a saved tensor read through an alias still notices an in-place write
+// made through the base, as autograd requires. DataParallel uses aliases for what replicas only
+// read (the master's parameters) and for gradients travelling back to the master, where a real
+// device would need copies.
+StorageImpl::StorageImpl(std::shared_ptr<StorageImpl> base, Device device)
+    : data_(base->data()), nbytes_(base->nbytes()), device_(device), owned_(false), base_(std::move(base)) {}
+
 StorageImpl::~StorageImpl() {
   if (owned_) {
     if (data_) {

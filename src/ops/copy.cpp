@@ -98,10 +98,24 @@ void broadcast_link_(const Tensor& replica, const Tensor& master) {
   Tensor alias = detail::make_view(replica, replica.sizes().vec(), replica.strides().vec(), replica.storage_offset());
   const Device device = master.device();
   const DType dtype = master.dtype();
+  // The gradient reaches the master's device as an alias: the engine's sum of the replicas'
+  // gradients (or the master's AccumulateGrad) reads it where the replica's backward wrote it.
   Tensor linked = autograd::record("BroadcastBackward", alias, {master}, [device, dtype](const Tensor& g) {
-    return std::vector<Tensor>{g.to(TensorOptions(dtype).device(device))};
+    return std::vector<Tensor>{alias_on(g.to(dtype), device)};
   });
   detail::rebase_history(replica, linked);
+}
+
+Tensor alias_on(const Tensor& x, Device device) {
+  detail::check_defined("alias_on", x);
+  check_device(device, "alias_on");
+  if (x.device() == device) return x;
+  const Storage& storage = x.unsafe_impl()->storage();
+  // An alias of an alias points at the owner: no chains, and the owner's own device gets it back.
+  Storage base = storage->alias_base() ? storage->alias_base() : storage;
+  Storage seen = base->device() == device ? base : std::make_shared<StorageImpl>(base, device);
+  return Tensor(std::make_shared<TensorImpl>(std::move(seen), x.dtype(), x.sizes().vec(), x.strides().vec(),
+                                             x.storage_offset()));
 }
 
 }  // namespace cohort

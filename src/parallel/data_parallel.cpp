@@ -129,6 +129,7 @@ void DataParallelCore::prepare_replica(size_t r) {
 }
 
 void DataParallelCore::after_forward(const std::vector<size_t>& which, const Plan& plan) {
+  state_->sync->check_parameters_unwritten(which, "DataParallel");
   NoGradGuard no_grad;
   std::vector<const TensorImpl*> merged;  // master buffers already set by the exact rule
   if (state_->options.buffers() == BufferRule::kExact) {

@@ -8,20 +8,23 @@
 //    version) as of its last copy. Storage version counters count in-place writes (optimizer steps,
 //    load_state_dict, batch-norm running statistics), so equal quadruples mean equal values and the
 //    copy is skipped; anything else copies (a dtype or shape change re-points the replica tensor).
-//    Between steps of plain training the parameters change once (optimizer.step) and are copied
-//    once; several forwards without a step copy nothing. DataParallel synchronizes each replica
-//    off the master's device on that device's thread, at the start of its forward job, so the copy
-//    overlaps the first replica's forward instead of delaying every replica.
-//  - The replica on the master's device shares the master's parameter memory (no copy at all); its
-//    buffers are its own, so a replica's batch-norm update never lands in the master by accident
-//    (DataParallel merges them on purpose: Note [Replica buffers] in batch_norm_sync.cpp).
+//    Only buffers are copied this way (DataParallel synchronizes each replica off the master's
+//    device on that device's thread, at the start of its forward job).
+//  - Parameters are never copied: replicas only read them, and cohort's CPU devices share one
+//    address space, so the replica on the master's device shares the master's storage and every
+//    other replica reads it through an alias on its own device (Note [Storage aliases] in
+//    src/core/storage.cpp). A master repointed (load_state_dict of another shape, a dtype change)
+//    gets a new alias. A replica's buffers are its own, so a replica's batch-norm update never lands
+//    in the master by accident (DataParallel merges them on purpose: Note [Replica buffers] in
+//    batch_norm_sync.cpp).
 //  - Gradients. Under grad mode each replica parameter gets, every forward, a fresh grad_fn
 //    "BroadcastBackward" whose only input is its master parameter and whose backward moves the
 //    gradient to the master's device: the replica parameter becomes a differentiable copy of the
 //    master (the same as replica = master.to(device) through autograd, without copying the data
 //    again). One loss.backward() on the gathered output then reaches every replica's graph, each
 //    runs on its device's executor thread in parallel (Note [Backward engine]), and the engine sums
-//    the replicas' contributions into the master's AccumulateGrad. Without grad mode (evaluation)
+//    the replicas' contributions into the master's AccumulateGrad. The gradients arrive as aliases
+//    too: the sum reads each where its replica wrote it. Without grad mode (evaluation)
 //    the replica parameters are detached, so no graph is kept.
 //  - Mode. Each replica module follows its master module's train/eval flag, module by module.
 //  - Hooks. A forward hook (or pre-hook) on a submodule runs in every replica, once per replica
@@ -32,6 +35,7 @@
 #include "cohort/parallel/replicate.h"
 
 #include <mutex>
+#include <string>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
@@ -70,6 +74,7 @@ struct Seen {
 };
 
 struct TensorPair {
+  std::string name;
   Tensor master, replica;
   Seen seen;
   bool is_parameter;
@@ -82,6 +87,15 @@ Seen seen_now(const Tensor& m, const Tensor& p) {
 bool same(const Seen& a, const Seen& b) {
   return a.master == b.master && a.master_version == b.master_version && a.replica == b.replica &&
          a.replica_version == b.replica_version;
+}
+
+// Whether replica tensor p reads master m's memory where it lies: m's own storage on m's device, an
+// alias of it on another (Note [Storage aliases] in src/core/storage.cpp), with m's layout.
+bool reads_in_place(const Tensor& p, const Tensor& m) {
+  const Storage& ps = p.unsafe_impl()->storage();
+  const Storage& ms = m.unsafe_impl()->storage();
+  return (ps == ms || (ps->alias_base() && ps->alias_base() == ms)) && p.sizes() == m.sizes() &&
+         p.strides() == m.strides() && p.storage_offset() == m.storage_offset() && p.dtype() == m.dtype();
 }
 
 void repoint(const Tensor& p, const Tensor& source) {
@@ -138,9 +152,9 @@ ReplicaSync::ReplicaSync(std::shared_ptr<nn::Module> master, std::vector<std::sh
                  "submodules; hint: build replicas with parallel::replicate(master, devices)");
     std::vector<TensorPair> pairs;
     for (size_t i = 0; i < params.size(); ++i)
-      pairs.push_back({master_params[i].value(), params[i].value(), {}, true});
+      pairs.push_back({master_params[i].key(), master_params[i].value(), params[i].value(), {}, true});
     for (size_t i = 0; i < buffers.size(); ++i)
-      pairs.push_back({master_buffers[i].value(), buffers[i].value(), {}, false});
+      pairs.push_back({master_buffers[i].key(), master_buffers[i].value(), buffers[i].value(), {}, false});
     state_->tensors.push_back(std::move(pairs));
     std::vector<ModulePair> mods;
     for (size_t i = 0; i < modules.size(); ++i) mods.push_back({master_modules[i], modules[i], {}, {}});
@@ -170,17 +184,16 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
       p.detach_();  // drop the previous step's link before writing
       {
         NoGradGuard no_grad;
-        if (t.is_parameter && p.device() == m.device()) {
-          if (p.unsafe_impl()->storage() != m.unsafe_impl()->storage() || p.sizes() != m.sizes() ||
-              p.strides() != m.strides() || p.storage_offset() != m.storage_offset() || p.dtype() != m.dtype())
-            repoint(p, m);
+        if (t.is_parameter) {
+          if (!reads_in_place(p, m)) repoint(p, alias_on(m, p.device()));
+          t.seen = seen_now(m, p);
         } else if (!same(t.seen, seen_now(m, p)) || p.sizes() != m.sizes() || p.dtype() != m.dtype()) {
           if (p.sizes() != m.sizes() || p.dtype() != m.dtype()) {
             repoint(p, m.to(p.device(), /*non_blocking=*/false, /*copy=*/true));
           } else {
             p.copy_(m);
           }
-          (t.is_parameter ? copied.parameters_copied : copied.buffers_copied) += 1;
+          copied.buffers_copied += 1;
           copied.bytes_copied += static_cast<int64_t>(p.nbytes());
           t.seen = seen_now(m, p);
         }
@@ -191,9 +204,20 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
     }
   }
   std::lock_guard<std::mutex> l(state_->stats_mutex);
-  state_->stats.parameters_copied += copied.parameters_copied;
   state_->stats.buffers_copied += copied.buffers_copied;
   state_->stats.bytes_copied += copied.bytes_copied;
+}
+
+void ReplicaSync::check_parameters_unwritten(const std::vector<size_t>& which, const char* op) const {
+  for (size_t r : which)
+    for (const TensorPair& t : state_->tensors[r]) {
+      if (!t.is_parameter || t.master._version() == t.seen.master_version) continue;
+      throw Error(::cohort::detail::str(
+          op, ": the forward pass wrote parameter '", t.name, "' in place (version ", t.seen.master_version, " -> ",
+          t.master._version(), "); the replicas read the module's parameters where they lie, so writes from "
+          "several replicas would race; hint: keep a value that forward updates in a buffer (register_buffer): "
+          "each replica has its own, and DataParallel keeps the first replica's"));
+    }
 }
 
 const SyncStats& ReplicaSync::stats() const { return state_->stats; }

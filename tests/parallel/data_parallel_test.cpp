@@ -257,17 +257,38 @@ TEST_F(DataParallel, StateDictHasNoPrefixAndHooksRunOncePerCall) {
   EXPECT_EQ(post, 1);
 }
 
-TEST_F(DataParallel, ResyncsParametersOnlyWhenTheyChanged) {
+TEST_F(DataParallel, StepsCopyNoParameters) {
   auto model = std::make_shared<TutorialModel>();
   nn::DataParallel<TutorialModel> dp(model, first(3));
   optim::SGD opt(dp.parameters(), optim::SGDOptions(0.1));
-  dp.forward(randn({9, 5})).sum().backward();
-  EXPECT_EQ(dp.sync_stats().parameters_copied, 4);  // weight and bias to cpu:1 and cpu:2
-  dp.forward(randn({9, 5}));
-  EXPECT_EQ(dp.sync_stats().parameters_copied, 4);  // unchanged: no copy
-  opt.step();
-  dp.forward(randn({9, 5}));
-  EXPECT_EQ(dp.sync_stats().parameters_copied, 8);
+  for (int step = 0; step < 2; ++step) {
+    opt.zero_grad();
+    dp.forward(randn({9, 5})).sum().backward();
+    opt.step();
+  }
+  EXPECT_EQ(dp.sync_stats().bytes_copied, 0);
+}
+
+// The replicas read the module's parameters where they lie: a forward that writes one in place
+// would race with the other replicas' reads, so it is an error naming the parameter.
+struct ClampsItsWeight : nn::Cloneable<ClampsItsWeight> {
+  ClampsItsWeight() { reset(); }
+  void reset() override { fc = register_module("fc", nn::Linear(2, 2)); }
+  Tensor forward(const Tensor& x) {
+    {
+      NoGradGuard g;
+      fc->weight.clamp_(-0.5, 0.5);
+    }
+    return fc(x);
+  }
+  nn::Linear fc{nullptr};
+};
+
+TEST_F(DataParallel, AForwardThatWritesAParameterInPlaceIsAnErrorNamingIt) {
+  nn::DataParallel<ClampsItsWeight> dp(std::make_shared<ClampsItsWeight>(), first(2));
+  const std::string msg = error_of([&] { dp.forward(randn({4, 2})); });
+  EXPECT_THAT(msg, HasSubstr("DataParallel: the forward pass wrote parameter 'fc.weight' in place"));
+  EXPECT_THAT(msg, HasSubstr("register_buffer"));
 }
 
 struct Boom : nn::Cloneable<Boom> {

@@ -18,6 +18,9 @@ class StorageImpl {
   StorageImpl(size_t nbytes, Device device);
   // Wraps memory the caller owns; `deleter` (may be empty) runs when the storage dies.
   StorageImpl(void* data, size_t nbytes, Device device, Deleter deleter);
+  // base's bytes seen from another device of the same address space (every CPU device: Note
+  // [Storage aliases]). Keeps base alive; writes through either count on base's version counter.
+  StorageImpl(std::shared_ptr<StorageImpl> base, Device device);
   ~StorageImpl();
   StorageImpl(const StorageImpl&) = delete;
   StorageImpl& operator=(const StorageImpl&) = delete;
@@ -25,8 +28,10 @@ class StorageImpl {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
-  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  uint32_t version() const { return base_ ? base_->version() : version_.load(std::memory_order_relaxed); }
+  void bump_version() { base_ ? base_->bump_version() : void(version_.fetch_add(1, std::memory_order_relaxed)); }
+  // The storage this one is an alias of, or null.
+  const std::shared_ptr<StorageImpl>& alias_base() const { return base_; }
 
  private:
   void* data_ = nullptr;
@@ -35,6 +40,7 @@ class StorageImpl {
   Deleter deleter_;  // empty for memory from the device allocator
   bool owned_ = false;
   std::atomic<uint32_t> version_{0};
+  std::shared_ptr<StorageImpl> base_;  // set for an alias: the storage that owns the bytes
 };
 
 using Storage = std::shared_ptr<StorageImpl>;

@@ -14,4 +14,12 @@ namespace cohort {
 // shapes differ or replica is a leaf that requires grad.
 void broadcast_link_(const Tensor& replica, const Tensor& master);
 
+// x's memory seen as a tensor of another CPU device, without a copy (CPU devices share one address
+// space: Note [Storage aliases] in src/core/storage.cpp): same dtype, shape, strides and bytes;
+// in-place writes through either are writes to both and count on one version counter. Not
+// recorded by autograd (the result requires no grad). Returns x itself when it is on `device`.
+// For what must not be copied between devices: DataParallel's replica parameters, which the
+// replicas only read, and their gradients on the way back to the master.
+Tensor alias_on(const Tensor& x, Device device);
+
 }  // namespace cohort

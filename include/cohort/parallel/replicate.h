@@ -2,7 +2,7 @@
 //
 //   auto replicas = parallel::replicate(net, {"cpu:0", "cpu:1"});   // std::vector<std::shared_ptr<Net>>
 //   parallel::ReplicaSync sync(net, {replicas[0], replicas[1]});
-//   sync.synchronize({0, 1});   // before each forward: changed values copied in, parameters linked to net's
+//   sync.synchronize({0, 1});   // before each forward: changed buffers copied in, parameters linked to net's
 //
 // replicate uses Module::clone(device) (nn::Cloneable, models::Model::clone_model), so a module that
 // cannot clone throws its hint. Each replica is a deep copy; see Note [Replica synchronisation] in
@@ -37,9 +37,9 @@ std::vector<std::shared_ptr<M>> replicate(const std::shared_ptr<M>& module, cons
   return out;
 }
 
-// How many tensors synchronize() copied: the test of "only when changed".
+// How many tensors synchronize() copied: the test of "only when changed". Only buffers are ever
+// copied: replicas read the master's parameters (Note [Replica synchronisation]).
 struct SyncStats {
-  int64_t parameters_copied = 0;
   int64_t buffers_copied = 0;
   int64_t bytes_copied = 0;
 };
@@ -52,15 +52,20 @@ class ReplicaSync {
   ReplicaSync(ReplicaSync&&) noexcept;
   ReplicaSync& operator=(ReplicaSync&&) noexcept;
 
-  // Before a forward that uses the replicas numbered in `which`: copies every parameter and buffer whose value
-  // changed on either side since the last copy, follows the master's train/eval mode, and, under
-  // grad mode, makes each replica parameter a differentiable copy of its master (gradients sum
-  // into master.grad). A replica on the master's device shares the master's parameter memory.
+  // Before a forward that uses the replicas numbered in `which`: points every replica parameter at
+  // its master's memory (the master's storage on its device, an alias elsewhere), copies every
+  // buffer whose value changed on either side since the last copy, follows the master's train/eval
+  // mode, and, under grad mode, makes each replica parameter a differentiable copy of its master
+  // (gradients sum into master.grad).
   // Calls for different replicas may run at the same time on different threads (each replica on its
-  // device's thread, copying its own parameters), once one call has linked every master parameter
+  // device's thread, copying its own buffers), once one call has linked every master parameter
   // in this grad mode and while nothing writes the master: the first link makes a master's gradient
   // accumulator, later ones only find it.
   void synchronize(const std::vector<size_t>& which);
+  // After the forward of the replicas in `which`: throws cohort::Error, naming `op` and the
+  // parameter, when one was written in place since their synchronize (the replicas share it, so
+  // writes from several would race).
+  void check_parameters_unwritten(const std::vector<size_t>& which, const char* op) const;
   const SyncStats& stats() const;
   const std::vector<std::shared_ptr<nn::Module>>& replicas() const;
 
