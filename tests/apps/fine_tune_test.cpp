@@ -55,6 +55,8 @@ TEST(FineTune, FrozenWeightsKeepThePytorchValuesAndTheOthersTrain) {
   const fs::path run = fresh_test_dir("finetune", "pytorch");
   auto [code, err] = run_cohort(train_flags(run, {"--init-from", pytorch_lenet().string(), "--freeze", "conv*"}));
   ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("cohort: initial weights from " + pytorch_lenet().string() +
+                             "; 4 of 10 parameter tensors frozen (--freeze 'conv*')"));
   const auto file = io::load_pytorch_state_dict(pytorch_lenet());
   const auto trained = weights_of(run);
   for (const char* frozen : {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias"})

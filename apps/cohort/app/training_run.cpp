@@ -212,6 +212,20 @@ void announce(const TrainingRun& run) {
             << precision_of(config).summary
             << ", output in "
             << run.out.string() << "\n";
+  // Fine-tuning says what it started from and what stays fixed, so a mistyped pattern shows at once.
+  const bool initialised = !config.init_from.empty() && config.resume.empty();
+  if (!initialised && config.freeze.empty()) return;
+  std::cerr << "cohort:";
+  if (initialised) std::cerr << " initial weights from " << escape_text(config.init_from) << ";";
+  if (!config.freeze.empty()) {
+    const auto params = run.model->parameters();
+    const auto frozen = std::count_if(params.begin(), params.end(), [](const Tensor& p) { return !p.requires_grad(); });
+    std::cerr << " " << frozen << " of " << params.size() << " parameter tensors frozen (--freeze '"
+              << escape_text(config.freeze) << "')";
+  } else {
+    std::cerr << " every parameter trains";
+  }
+  std::cerr << "\n";
 }
 
 }  // namespace
