@@ -29,7 +29,12 @@ class StorageImpl {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   uint32_t version() const { return base_ ? base_->version() : version_.load(std::memory_order_relaxed); }
-  void bump_version() { base_ ? base_->bump_version() : void(version_.fetch_add(1, std::memory_order_relaxed)); }
+  void bump_version() {
+    if (base_)
+      base_->bump_version();
+    else
+      version_.fetch_add(1, std::memory_order_relaxed);
+  }
   // The storage this one is an alias of, or null.
   const std::shared_ptr<StorageImpl>& alias_base() const { return base_; }
 
