@@ -10,12 +10,59 @@
 
 #include <algorithm>
 #include <iostream>
+#include <unordered_set>
 
+#include "autograd/function_node.h"
+#include "autograd/meta.h"
 #include "batch_norm_sync.h"
+#include "cohort/autograd/engine.h"
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/ops/autocast.h"
+#include "cohort/ops/creation.h"
 #include "cohort/core/error.h"
 
 namespace cohort::parallel::detail {
+
+namespace {
+
+constexpr const char* kStepOp = "DataParallel::forward_backward";
+
+// Note [Replica-local backward]
+// forward_backward differentiates each replica's loss on the replica's own thread, down to the
+// replica's leaves only. A graph that reaches any other tensor that requires grad (one the
+// closure captured, or a module member that is not registered) would have that tensor's gradient
+// silently dropped, or accumulated by two threads at once; so it is an error naming the tensor.
+void check_graph_stays_in_replica(const Tensor& loss, const std::vector<Tensor>& leaves) {
+  std::unordered_set<const autograd::Node*> own, seen;
+  for (const Tensor& t : leaves) own.insert(autograd::gradient_edge(t).get());
+  std::vector<const autograd::Node*> stack{loss.grad_fn().get()};
+  seen.insert(stack.back());
+  while (!stack.empty()) {
+    const autograd::Node* n = stack.back();
+    stack.pop_back();
+    if (const auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n); acc && !own.count(n))
+      throw Error(::cohort::detail::str(
+          kStepOp, ": the loss depends on a tensor of shape ", acc->variable()->sizes(), " on ",
+          acc->variable()->device(), " that requires grad and is not the module's (not a registered parameter or "
+          "buffer); forward_backward differentiates the module's tensors only, so its gradient would be lost; "
+          "hint: register it in the module, pass it to forward_backward as an argument, or call forward() and "
+          "backward() the loss"));
+    for (const auto& next : n->next_functions())
+      if (next && seen.insert(next.get()).second) stack.push_back(next.get());
+  }
+}
+
+}  // namespace
+
+void check_loss(const Tensor& loss) {
+  COHORT_CHECK(loss.defined(), kStepOp, ": the step returned an undefined loss; hint: return the loss tensor "
+               "(or a std::tuple whose first element is the loss)");
+  COHORT_CHECK(loss.numel() == 1 && loss.is_floating_point(), kStepOp, ": expected the loss to be one "
+               "floating-point value, got ", loss.dtype(), " of shape ", loss.sizes(),
+               "; hint: reduce it (mean() or sum()) inside the step");
+  COHORT_CHECK_AS(AutogradError, loss.requires_grad(), kStepOp, ": the loss does not require grad; hint: "
+                  "compute it from the module's output, and not under NoGradGuard");
+}
 
 struct DataParallelCore::State {
   std::shared_ptr<nn::Module> master;
@@ -25,6 +72,8 @@ struct DataParallelCore::State {
   std::vector<BnLayer> bn_layers;
   std::vector<std::shared_ptr<SyncBn>> sync_bn;  // one per batch-norm layer, with sync_batch_norm
   std::vector<std::vector<uint32_t>> buffer_versions;  // per replica, as of before_forward
+  ReplicaGradients gradients = ReplicaGradients::kThroughMaster;  // this call's, set by before_forward
+  std::vector<std::vector<Tensor>> replica_grads;  // per replica: backward_replica's gradients
   SyncStats empty;
   bool warned_imbalance = false;
   std::vector<size_t> balanced_which;  // the replicas last compared without a warning, and the
@@ -90,7 +139,7 @@ void DataParallelCore::set_replicas(std::vector<std::shared_ptr<nn::Module>> rep
   state_->sync.emplace(state_->master, std::move(replicas));
 }
 
-void DataParallelCore::before_forward(const std::vector<size_t>& which) {
+void DataParallelCore::before_forward(const std::vector<size_t>& which, ReplicaGradients gradients) {
   // The comparison reads the affinity mask and the memory size (system calls): once per set of
   // devices and device count, not at every step.
   if (!state_->warned_imbalance && which.size() > 1 &&
@@ -111,6 +160,8 @@ void DataParallelCore::before_forward(const std::vector<size_t>& which) {
     layer.versions.assign(layer.replicas.size(), 0);
   }
   state_->buffer_versions.assign(state_->sync->replicas().size(), {});
+  state_->gradients = gradients;
+  state_->replica_grads.assign(state_->sync->replicas().size(), {});
   // The first replica here, the others on their threads (prepare_replica), so that the copies into
   // replicas on other devices overlap the first replica's forward instead of preceding it. The first
   // one links every master parameter and so makes their gradient accumulators before any other
@@ -119,7 +170,7 @@ void DataParallelCore::before_forward(const std::vector<size_t>& which) {
 }
 
 void DataParallelCore::prepare_replica(size_t r) {
-  state_->sync->synchronize({r});
+  state_->sync->synchronize({r}, state_->gradients);
   // Versions as of after the copy, which may have written the replica's buffers.
   for (auto& layer : state_->bn_layers) {
     BnView v = bn_view(*layer.replicas[r]);
@@ -155,6 +206,24 @@ void DataParallelCore::after_forward(const std::vector<size_t>& which, const Pla
 
 void DataParallelCore::replica_ended(size_t r, bool threw) {
   for (auto& sync : state_->sync_bn) sync->end(r, threw);
+}
+
+void DataParallelCore::backward_replica(size_t r, const Tensor& loss, double weight) {
+  check_loss(loss);
+  std::vector<Tensor> leaves = state_->sync->gradient_leaves(r);
+  if (leaves.empty()) return;  // every parameter frozen
+  check_graph_stays_in_replica(loss, leaves);
+  // The backward runs outside any autocast region, as PyTorch recommends (its nodes compute in the
+  // dtypes of their forward ops anyway).
+  autocast::StateGuard no_autocast(autocast::State{});
+  state_->replica_grads[r] = autograd::grad({loss}, leaves, {full_like(loss, weight)}, /*retain_graph=*/false,
+                                            /*create_graph=*/false, /*allow_unused=*/true);
+}
+
+void DataParallelCore::accumulate_gradients(const std::vector<size_t>& which) {
+  std::vector<std::vector<Tensor>> grads;
+  for (size_t r : which) grads.push_back(std::move(state_->replica_grads[r]));
+  state_->sync->accumulate(which, std::move(grads));
 }
 
 const std::vector<Device>& DataParallelCore::devices() const { return state_->devices; }

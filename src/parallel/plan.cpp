@@ -34,7 +34,7 @@ namespace detail {
 
 Leaf tensor_leaf(const Tensor& x, std::string path, bool broadcast) {
   if (!x.defined()) return {Kind::kUndefined, std::move(path), {}, 0, {}, {}};
-  return {broadcast ? Kind::kBroadcast : Kind::kSplit, std::move(path), x.sizes().vec(), 0, {}, {}};
+  return {broadcast ? Kind::kBroadcast : Kind::kSplit, std::move(path), x.sizes().vec(), 0, {}, {}, x.requires_grad()};
 }
 
 Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path) {
@@ -42,6 +42,7 @@ Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path) {
                "nn::utils::rnn::pack_padded_sequence or pack_sequence");
   Leaf leaf{Kind::kPacked, std::move(path), x.data().sizes().vec(), x.batch(), {}, {}};
   leaf.lengths = x.lengths();
+  leaf.requires_grad = x.data().requires_grad();
   if (x.sorted_indices().defined()) {
     Tensor order = x.sorted_indices().to(Device(kCPU, 0)).to(kInt64).contiguous();
     leaf.order.assign(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel());
@@ -239,7 +240,7 @@ Plan make_plan(const std::vector<Device>& devices, const ScatterOptions& options
                         "with its padding value; other outputs whose sizes differ beyond the batch dim are an error");
   }
   for (const Leaf& leaf : leaves) {
-    ArgumentPlan a{leaf.path, leaf.kind, leaf.shape, {}};
+    ArgumentPlan a{leaf.path, leaf.kind, leaf.shape, {}, leaf.requires_grad};
     if (leaf.kind == Kind::kPacked) {
       for (size_t r = 0; r < p.chunk_sizes.size(); ++r) {
         int64_t steps = 0;

@@ -37,6 +37,7 @@
 #include <mutex>
 #include <string>
 
+#include "cohort/autograd/engine.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
@@ -78,6 +79,7 @@ struct TensorPair {
   Tensor master, replica;
   Seen seen;
   bool is_parameter;
+  bool own_leaf = false;  // a leaf after the last synchronize(kOwn): gradient_leaves() lists it
 };
 
 Seen seen_now(const Tensor& m, const Tensor& p) {
@@ -167,7 +169,7 @@ ReplicaSync::~ReplicaSync() = default;
 ReplicaSync::ReplicaSync(ReplicaSync&&) noexcept = default;
 ReplicaSync& ReplicaSync::operator=(ReplicaSync&&) noexcept = default;
 
-void ReplicaSync::synchronize(const std::vector<size_t>& which) {
+void ReplicaSync::synchronize(const std::vector<size_t>& which, ReplicaGradients gradients) {
   const bool grad_mode = GradMode::is_enabled();
   SyncStats copied;
   for (size_t r : which) {
@@ -200,7 +202,14 @@ void ReplicaSync::synchronize(const std::vector<size_t>& which) {
       }
       // Parameters, and buffers that require grad (a learned scale kept out of the optimizer, say),
       // send their replicas' gradients to the master.
-      if (grad_mode && (t.is_parameter || m.requires_grad())) broadcast_link_(p, m);
+      t.own_leaf = false;
+      if (!grad_mode || !(t.is_parameter || m.requires_grad())) continue;
+      if (gradients == ReplicaGradients::kThroughMaster) {
+        broadcast_link_(p, m);
+      } else if (m.requires_grad()) {
+        p.set_requires_grad(true);
+        t.own_leaf = true;
+      }
     }
   }
   std::lock_guard<std::mutex> l(state_->stats_mutex);
@@ -218,6 +227,33 @@ void ReplicaSync::check_parameters_unwritten(const std::vector<size_t>& which, c
           "several replicas would race; hint: keep a value that forward updates in a buffer (register_buffer): "
           "each replica has its own, and DataParallel keeps the first replica's"));
     }
+}
+
+std::vector<Tensor> ReplicaSync::gradient_leaves(size_t r) const {
+  std::vector<Tensor> out;
+  for (const TensorPair& t : state_->tensors.at(r))
+    if (t.own_leaf) out.push_back(t.replica);
+  return out;
+}
+
+void ReplicaSync::accumulate(const std::vector<size_t>& which, std::vector<std::vector<Tensor>> grads) {
+  COHORT_CHECK(grads.size() == which.size(), "ReplicaSync::accumulate: expected the gradients of ", which.size(),
+               " replicas, got ", grads.size());
+  std::vector<Tensor> masters, sums;
+  for (size_t k = 0; k < which.size(); ++k) {
+    size_t i = 0;
+    for (const TensorPair& t : state_->tensors.at(which[k])) {
+      if (!t.own_leaf) continue;
+      COHORT_CHECK(i < grads[k].size(), "ReplicaSync::accumulate: replica ", which[k], " has more gradient leaves than "
+                   "the ", grads[k].size(), " gradients given");
+      Tensor g = std::move(grads[k][i++]);
+      if (!g.defined()) continue;  // the replica's loss did not use this tensor
+      masters.push_back(t.master);
+      sums.push_back(g.device() == t.master.device() ? g : alias_on(g, t.master.device()));
+    }
+  }
+  // The engine sums the gradients that arrive for one master and runs its AccumulateGrad once.
+  if (!masters.empty()) autograd::backward(masters, sums);
 }
 
 const SyncStats& ReplicaSync::stats() const { return state_->stats; }

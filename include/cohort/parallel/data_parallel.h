@@ -26,13 +26,17 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
 
+#include "cohort/autograd/grad_mode.h"
 #include "cohort/nn/module.h"
+#include "cohort/ops/autocast.h"
 #include "cohort/parallel/gather.h"
 #include "cohort/parallel/parallel_apply.h"
 #include "cohort/parallel/plan.h"
@@ -86,14 +90,24 @@ class DataParallelCore {
   std::vector<size_t> indices(const Plan& plan) const;
   void set_replicas(std::vector<std::shared_ptr<nn::Module>> replicas);
   bool has_replicas() const;
-  // On the calling thread before the replicas run; prepares the first replica of `which`.
-  void before_forward(const std::vector<size_t>& which);
+  // On the calling thread before the replicas run; prepares the first replica of `which`, whose
+  // gradients will go to the master as `gradients` says (ReplicaSync).
+  void before_forward(const std::vector<size_t>& which,
+                      ReplicaGradients gradients = ReplicaGradients::kThroughMaster);
   // The other replicas, each on its own device's thread before its forward: copies the master's
   // changed values into replica r and links its parameters (Note [Replica synchronisation]).
   void prepare_replica(size_t r);
   void after_forward(const std::vector<size_t>& which, const Plan& plan);
   // Replica r's forward returned or threw: replicas waiting for it in a sync batch norm stop waiting.
   void replica_ended(size_t r, bool threw);
+  // forward_backward, on replica r's thread: the gradients of weight * loss w.r.t. the replica's own
+  // leaves (ReplicaGradients::kOwn), kept for accumulate_gradients. Throws when `loss` is not a
+  // one-element floating-point tensor with a graph, or when its graph reaches a tensor that requires
+  // grad and is not the replica's (its gradient would be lost).
+  void backward_replica(size_t r, const Tensor& loss, double weight);
+  // forward_backward, on the calling thread once every replica is done: their gradients summed
+  // into the master's .grad (ReplicaSync::accumulate).
+  void accumulate_gradients(const std::vector<size_t>& which);
   const std::vector<Device>& devices() const;
   const DataParallelOptions& options() const;
   Device output_device() const;
@@ -107,6 +121,42 @@ class DataParallelCore {
 
 template <class T>
 inline constexpr bool kAllTensors = std::is_same_v<detail::remove_cvref_t<T>, Tensor>;
+
+// forward_backward's step results: the loss is the result, or the first element of a tuple.
+void check_loss(const Tensor& loss);
+template <class T>
+struct IsLossResult : std::is_same<T, Tensor> {};
+template <class... T>
+struct IsLossResult<std::tuple<Tensor, T...>> : std::true_type {};
+template <class T>
+const Tensor& loss_of(const T& out) {
+  static_assert(IsLossResult<T>::value, "DataParallel::forward_backward: the step must return the loss (a Tensor) "
+                "or a std::tuple whose first element is the loss");
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return out;
+  } else {
+    return std::get<0>(out);
+  }
+}
+
+// A step's results without their graphs: Tensors and the containers gather takes.
+inline Tensor detached(const Tensor& t) { return t.defined() ? t.detach() : t; }
+template <class T>
+std::vector<T> detached(const std::vector<T>& v) {
+  std::vector<T> out;
+  for (const T& x : v) out.push_back(detached(x));
+  return out;
+}
+template <class T>
+std::map<std::string, T> detached(const std::map<std::string, T>& m) {
+  std::map<std::string, T> out;
+  for (const auto& [k, x] : m) out.emplace(k, detached(x));
+  return out;
+}
+template <class... T>
+std::tuple<T...> detached(const std::tuple<T...>& t) {
+  return std::apply([](const auto&... x) { return std::tuple<T...>(detached(x)...); }, t);
+}
 
 }  // namespace detail
 }  // namespace cohort::parallel
@@ -129,7 +179,9 @@ class DataParallel : public Module {
   auto forward(const Args&... args) {
     core_.check_master();
     parallel::Plan plan = parallel::plan(core_.devices(), core_.options().scatter(), args...);
-    auto run = [&] { return run_plan(plan, args...); };
+    auto call = [](M& m, const auto&... a) { return m.forward(a...); };
+    auto keep = [](size_t, auto out) { return out; };
+    auto run = [&] { return run_plan(plan, call, parallel::ReplicaGradients::kThroughMaster, keep, args...); };
     using Out = decltype(run());
     if constexpr ((parallel::detail::kAllTensors<Args> && ...) && std::is_same_v<Out, Tensor>) {
       return module_->call_with_hooks(std::vector<Tensor>{args...}, run);  // the module's hooks, once
@@ -139,6 +191,61 @@ class DataParallel : public Module {
   }
   template <class... Args>
   auto operator()(const Args&... args) { return forward(args...); }
+
+  // One training step's forward and backward: each replica runs step(replica, its chunk of
+  // args...), which calls the replica and returns the loss (a one-element tensor, the mean or sum
+  // over its samples), or a std::tuple whose first element is the loss and whose other elements
+  // (predictions, metrics) come back gathered. Then each replica differentiates its own loss, on its
+  // own thread, and the replicas' gradients are summed into the module's .grad:
+  //
+  //   auto [loss, logits] = dp->forward_backward([](Net& net, const Tensor& x, const Tensor& y) {
+  //     Tensor logits = net.forward(x);
+  //     return std::make_tuple(F::cross_entropy(logits, y), logits.detach());
+  //   }, x, y);
+  //   opt.step();
+  //
+  // The gradients and the returned loss equal those of loss(forward(x)).backward() through this
+  // wrapper (the loss gathered as forward's 0-d outputs are: the sample-weighted mean, or the sum
+  // with DataParallelOptions::scalars(kSum)), but each replica hands work over once each way per
+  // step instead of at every boundary between devices in the graph, which is much of a small
+  // model's step on two devices. What comes back is detached. step runs in the caller's grad
+  // and autocast modes; the backward runs outside any autocast region. Hooks on the module's
+  // parameters (and DistributedDataParallel's) run once, on the summed gradient.
+  // With sync batch norm, an argument that requires grad, or a plan of one replica, it runs as
+  // step on the gathered output would (the same numbers, the general path).
+  // Throws cohort::Error when grad mode is off, when the module has forward hooks of its own (there
+  // is no call of the whole module to run them around), with the kStack reduction (no single loss),
+  // when a loss is not one floating-point value with a graph, and when a loss's graph reaches a
+  // tensor that requires grad and is not the module's (Note [Replica-local backward]).
+  template <class Step, class... Args>
+  auto forward_backward(Step step, const Args&... args) {
+    check_step_call();
+    core_.check_master();
+    parallel::Plan plan = parallel::plan(core_.devices(), core_.options().scatter(), args...);
+    const bool local = plan.replicas() > 1 && !core_.options().sync_batch_norm() && !plan.requires_grad();
+    if (!local) {
+      auto out = run_plan(plan, step, parallel::ReplicaGradients::kThroughMaster,
+                          [](size_t, auto out) { return out; }, args...);
+      const Tensor& loss = parallel::detail::loss_of(out);
+      parallel::detail::check_loss(loss);
+      {
+        autocast::StateGuard no_autocast(autocast::State{});
+        loss.backward();
+      }
+      return parallel::detail::detached(out);
+    }
+    const std::vector<size_t> which = core_.indices(plan);
+    auto finish = [&](size_t i, auto out) {
+      const double share = core_.options().scalars() == kMean
+                               ? static_cast<double>(plan.chunk_sizes[i]) / static_cast<double>(plan.batch)
+                               : 1.0;
+      core_.backward_replica(which[i], parallel::detail::loss_of(out), share);
+      return parallel::detail::detached(out);
+    };
+    auto out = run_plan(plan, step, parallel::ReplicaGradients::kOwn, finish, args...);
+    core_.accumulate_gradients(which);
+    return out;
+  }
 
   const std::shared_ptr<M>& module() const { return module_; }
   const std::vector<std::shared_ptr<M>>& replicas() const { return replicas_; }
@@ -161,10 +268,12 @@ class DataParallel : public Module {
     return m;
   }
 
-  template <class... Args>
-  auto run_plan(const parallel::Plan& plan, const Args&... args) {
+  // call(replica, chunk...) on every replica of the plan, gathered. finish(i, out) runs on the
+  // plan's i-th replica's thread right after its call and returns what is gathered.
+  template <class Call, class Finish, class... Args>
+  auto run_plan(const parallel::Plan& plan, Call call, parallel::ReplicaGradients gradients, Finish finish,
+                const Args&... args) {
     auto inputs = parallel::scatter(plan, args...);
-    auto call = [](M& m, const auto&... a) { return m.forward(a...); };
     if (plan.replicas() == 1) {  // one device, a batch of 1, no arguments: the module itself
       auto out = std::apply([&](const auto&... a) { return call(*module_, a...); }, inputs[0]);
       if (plan.devices[0] == core_.output_device()) return out;
@@ -189,16 +298,28 @@ class DataParallel : public Module {
         auto out = call(m, a...);
         padded[i] = recorder.take();
         core_.replica_ended(r, false);
-        return out;
+        return finish(i, std::move(out));
       } catch (...) {
         core_.replica_ended(r, true);
         throw;
       }
     };
-    core_.before_forward(which);
+    core_.before_forward(which, gradients);
     auto outputs = parallel::parallel_apply(used, inputs, plan, tracked);
     core_.after_forward(which, plan);
     return parallel::gather(outputs, core_.output_device(), gather_options(plan).padded_outputs(std::move(padded)));
+  }
+
+  void check_step_call() const {
+    COHORT_CHECK(GradMode::is_enabled(), "DataParallel::forward_backward: grad mode is off, so there is nothing to "
+                 "differentiate; hint: call forward() to evaluate, or leave the NoGradGuard first");
+    COHORT_CHECK(module_->forward_hooks().empty() && module_->forward_pre_hooks().empty(),
+                 "DataParallel::forward_backward: the module has forward hooks of its own, which run around a call "
+                 "of the whole module, and forward_backward calls your step on each replica instead; hint: "
+                 "register them on a submodule (they run in every replica), or call forward()");
+    COHORT_CHECK(core_.options().scalars() == kMean || core_.options().scalars() == kSum,
+                 "DataParallel::forward_backward: the replicas' losses must reduce to one loss, by kMean or kSum, "
+                 "but DataParallelOptions::scalars is kStack (one value per replica); hint: use kMean (a loss averaged over samples) or kSum");
   }
 
   parallel::GatherOptions gather_options(const parallel::Plan& plan) const {

@@ -78,6 +78,7 @@ struct ArgumentPlan {
   Shape shape;                        // tensors: the whole tensor; Split lists: {items}
   std::vector<Shape> replica_shapes;  // what each replica gets (Split lists: {items}); empty for Share
                                       // (PackedSequence: the shape of its data)
+  bool requires_grad = false;         // a tensor (a PackedSequence's data) that requires grad
 };
 
 struct Plan {
@@ -94,6 +95,12 @@ struct Plan {
   std::vector<int64_t> sequence_lengths, sequence_order;
 
   size_t replicas() const { return devices.size(); }
+  // Whether some tensor argument requires grad (gradients must flow back out of the replicas).
+  bool requires_grad() const {
+    for (const ArgumentPlan& a : arguments)
+      if (a.requires_grad) return true;
+    return false;
+  }
 };
 std::ostream& operator<<(std::ostream& os, const Plan& plan);
 
@@ -109,6 +116,7 @@ struct Leaf {
   Shape shape;        // tensors; PackedSequence: its data
   int64_t items = 0;  // Split lists; PackedSequence: sequences
   std::vector<int64_t> lengths, order;  // PackedSequence: lengths and sorted_indices
+  bool requires_grad = false;
 };
 Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path);
 Leaf tensor_leaf(const Tensor& x, std::string path, bool broadcast);

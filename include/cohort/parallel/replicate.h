@@ -44,6 +44,16 @@ struct SyncStats {
   int64_t bytes_copied = 0;
 };
 
+// How a replica's gradients reach the master's .grad.
+enum class ReplicaGradients {
+  // Each replica parameter is a differentiable copy of its master: one backward of the gathered
+  // output runs every replica's graph and sums into master.grad (DataParallel::forward).
+  kThroughMaster,
+  // Each replica parameter is a leaf of its own: a replica's backward stops there, and accumulate()
+  // hands the replicas' gradients to the master afterwards (DataParallel::forward_backward).
+  kOwn
+};
+
 // Keeps replicas (made by replicate from `master`) in step with the master, across calls.
 class ReplicaSync {
  public:
@@ -56,12 +66,21 @@ class ReplicaSync {
   // its master's memory (the master's storage on its device, an alias elsewhere), copies every
   // buffer whose value changed on either side since the last copy, follows the master's train/eval
   // mode, and, under grad mode, makes each replica parameter a differentiable copy of its master
-  // (gradients sum into master.grad).
+  // (gradients sum into master.grad) or, with ReplicaGradients::kOwn, a leaf that requires grad as
+  // its master does.
   // Calls for different replicas may run at the same time on different threads (each replica on its
   // device's thread, copying its own buffers), once one call has linked every master parameter
   // in this grad mode and while nothing writes the master: the first link makes a master's gradient
   // accumulator, later ones only find it.
-  void synchronize(const std::vector<size_t>& which);
+  void synchronize(const std::vector<size_t>& which, ReplicaGradients gradients = ReplicaGradients::kThroughMaster);
+  // After a kOwn synchronize: replica r's tensors that take gradients (its parameters, and buffers
+  // that require grad, whose masters require grad), in a fixed order.
+  std::vector<Tensor> gradient_leaves(size_t r) const;
+  // Sums grads[k] (replica which[k]'s gradients, one per gradient_leaves(), undefined where it has
+  // none) into the master tensors' .grad with one backward pass over the masters, so their tensor
+  // hooks, post-accumulate hooks (DistributedDataParallel's) and queued callbacks run as in any
+  // backward. Gradients on another device are read in place through aliases.
+  void accumulate(const std::vector<size_t>& which, std::vector<std::vector<Tensor>> grads);
   // After the forward of the replicas in `which`: throws cohort::Error, naming `op` and the
   // parameter, when one was written in place since their synchronize (the replicas share it, so
   // writes from several would race).
