@@ -132,19 +132,22 @@ EvalResult evaluate_in_precision(TrainingRun& run) {
   return evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
 }
 
-// One optimizer step on `batch`, the `epoch`'s. Returns the batch's sums over the processes (Note
-// [Trainer processes]): its loss times its predictions, its correct predictions, its predictions and
-// the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
-// model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
-// throws before the update, so no NaN reaches the weights or a checkpoint.
-std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
-  std::optional<autocast::AutocastGuard> mixed;
-  if (const Precision precision = precision_of(run.config); precision.autocast) mixed.emplace(precision.dtype);
+// The sums of a batch whose samples all count: its loss (the mean over its predictions) times its
+// predictions, its correct predictions, its predictions and the stop vote.
+std::vector<double> batch_sums(const Tensor& loss, const Tensor& logits, const Tensor& target, double vote) {
+  return {loss.item<double>() * static_cast<double>(target.numel()),
+          static_cast<double>(logits.argmax(1).eq(target).sum().item<int64_t>()), static_cast<double>(target.numel()),
+          vote};
+}
+
+// train_step's forward, loss and backward through the model call (DistributedDataParallel's
+// gradients reduced with the sums), ending the autocast region `mixed` before backward.
+std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& batch, double vote,
+                                          std::optional<autocast::AutocastGuard>& mixed) {
   Tensor logits = run.call.forward_carry ? forward_carrying(run.progress.carried, batch.data, run.call.forward_carry)
                                          : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});
   const int64_t per_sample = target.numel() / std::max<int64_t>(batch.size(), 1);
-  const double vote = interrupt_requested() ? 1 : 0;
   Tensor loss;
   std::vector<double> sums;
   if (Tensor weights = uneven_weights(run, batch); weights.defined()) {
@@ -165,15 +168,38 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
     }
   } else {
     loss = nn::functional::cross_entropy(logits, target);
-    sums = {loss.item<double>() * static_cast<double>(target.numel()),
-            static_cast<double>(logits.argmax(1).eq(target).sum().item<int64_t>()),
-            static_cast<double>(target.numel()), vote};
+    sums = batch_sums(loss, logits, target, vote);
   }
   mixed.reset();  // backward outside the region (Note [Mixed precision])
   if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
   run.optimizer->zero_grad();
   run.scaler.scale(loss).backward();
   if (run.call.reducer) sums = run.call.reducer->reduced_values();
+  return sums;
+}
+
+// One optimizer step on `batch`, the `epoch`'s. Returns the batch's sums over the processes (Note
+// [Trainer processes]): its loss times its predictions, its correct predictions, its predictions and
+// the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
+// model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
+// throws before the update, so no NaN reaches the weights or a checkpoint.
+std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
+  std::optional<autocast::AutocastGuard> mixed;
+  if (const Precision precision = precision_of(run.config); precision.autocast) mixed.emplace(precision.dtype);
+  const double vote = interrupt_requested() ? 1 : 0;
+  std::vector<double> sums;
+  if (run.call.forward_backward && !run.call.forward_carry) {
+    // Several devices in one process: each replica's forward, loss and backward in one job.
+    run.optimizer->zero_grad();
+    auto [loss, logits] = run.call.forward_backward(batch.data, batch.target, [&](const Tensor& out, const Tensor& t) {
+      Tensor l = nn::functional::cross_entropy(out, t.reshape({-1}));
+      return std::make_tuple(run.scaler.scale(l), l);
+    });
+    mixed.reset();
+    sums = batch_sums(loss, logits, batch.target.reshape({-1}), vote);
+  } else {
+    sums = forward_then_backward(run, batch, vote, mixed);
+  }
   const double loss_value = sums[0] / sums[2];
   if (!std::isfinite(loss_value))
     throw NotFiniteError(cohort::detail::str("cohort train: the loss is ", loss_value, " at step ",

@@ -121,6 +121,17 @@ ModelCall wrap(const std::shared_ptr<M>& model, const std::vector<Device>& devic
   if (devices.size() > 1) {
     auto parallel = std::make_shared<nn::DataParallel<M>>(model, devices);
     ranks.group() ? distribute(parallel) : expose(parallel);
+    if (!ranks.group())
+      call.forward_backward = [parallel](const Tensor& x, const Tensor& target, const ModelCall::StepLoss& loss) {
+        auto [objective, mean_loss, logits] = parallel->forward_backward(
+            [&loss](M& replica, const Tensor& xs, const Tensor& ts) {
+              Tensor out = replica.forward(xs);
+              auto [differentiated, value] = loss(out, ts);
+              return std::make_tuple(differentiated, value.detach(), out.detach());
+            },
+            x, target);
+        return std::make_tuple(mean_loss, logits);
+      };
   } else {
     ranks.group() ? distribute(model) : expose(model);
   }

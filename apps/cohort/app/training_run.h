@@ -38,6 +38,13 @@ struct ModelCall {
   // char-lstm on streams (DataSetup::carry_state): the same wrappers called with the state, each
   // row's state going to the replica of its row; null otherwise.
   CarryingForward forward_carry;
+  // Several devices in one process: forward, loss and backward in one call, each replica running
+  // its whole step on its own thread (DataParallel::forward_backward), which leaves the batch's
+  // gradients in the model's .grad and returns the batch's loss and logits, detached. `loss` maps
+  // a replica's logits and targets to (what to differentiate, the loss). Null otherwise.
+  using StepLoss = std::function<std::tuple<Tensor, Tensor>(const Tensor& logits, const Tensor& target)>;
+  std::function<std::tuple<Tensor, Tensor>(const Tensor& x, const Tensor& target, const StepLoss& loss)>
+      forward_backward;
 };
 
 struct TrainingRun {
