@@ -25,7 +25,10 @@
 //    runs on its device's executor thread in parallel (Note [Backward engine]), and the engine sums
 //    the replicas' contributions into the master's AccumulateGrad. The gradients arrive as aliases
 //    too: the sum reads each where its replica wrote it. Without grad mode (evaluation)
-//    the replica parameters are detached, so no graph is kept.
+//    the replica parameters are detached, so no graph is kept. DataParallel::forward_backward
+//    synchronizes with ReplicaGradients::kOwn instead: each replica parameter is a leaf of its own,
+//    each replica's backward ends there on its own thread, and accumulate() then sums the replicas'
+//    gradients into the masters with one backward pass over the masters (aliases again, no copies).
 //  - Mode. Each replica module follows its master module's train/eval flag, module by module.
 //  - Hooks. A forward hook (or pre-hook) on a submodule runs in every replica, once per replica
 //    and on the replica's thread, with the replica's module as its argument (PyTorch's rule): each
