@@ -72,7 +72,6 @@ struct DataParallelCore::State {
   std::vector<BnLayer> bn_layers;
   std::vector<std::shared_ptr<SyncBn>> sync_bn;  // one per batch-norm layer, with sync_batch_norm
   std::vector<std::vector<uint32_t>> buffer_versions;  // per replica, as of before_forward
-  ReplicaGradients gradients = ReplicaGradients::kThroughMaster;  // this call's, set by before_forward
   std::vector<std::vector<Tensor>> replica_grads;  // per replica: backward_replica's gradients
   SyncStats empty;
   bool warned_imbalance = false;
@@ -104,6 +103,18 @@ void DataParallelCore::check_master() const {
   };
   check(state_->master->named_parameters(), "parameter");
   check(state_->master->named_buffers(), "buffer");
+}
+
+void DataParallelCore::check_step(const nn::Module& module) const {
+  COHORT_CHECK(GradMode::is_enabled(), kStepOp, ": grad mode is off, so there is nothing to differentiate; hint: "
+               "call forward() to evaluate, or leave the NoGradGuard first");
+  COHORT_CHECK(module.forward_hooks().empty() && module.forward_pre_hooks().empty(), kStepOp, ": the module has "
+               "forward hooks of its own, which run around a call of the whole module, and forward_backward calls "
+               "your step on each replica instead; hint: register them on a submodule (they run in every replica), "
+               "or call forward()");
+  COHORT_CHECK(state_->options.scalars() == kMean || state_->options.scalars() == kSum, kStepOp,
+               ": the replicas' losses must reduce to one loss, by kMean or kSum, but DataParallelOptions::scalars "
+               "is kStack (one value per replica); hint: use kMean (a loss averaged over samples) or kSum");
 }
 
 std::vector<size_t> DataParallelCore::indices(const Plan& plan) const {
@@ -160,17 +171,16 @@ void DataParallelCore::before_forward(const std::vector<size_t>& which, ReplicaG
     layer.versions.assign(layer.replicas.size(), 0);
   }
   state_->buffer_versions.assign(state_->sync->replicas().size(), {});
-  state_->gradients = gradients;
   state_->replica_grads.assign(state_->sync->replicas().size(), {});
   // The first replica here, the others on their threads (prepare_replica), so that the copies into
   // replicas on other devices overlap the first replica's forward instead of preceding it. The first
   // one links every master parameter and so makes their gradient accumulators before any other
   // thread looks for them (ReplicaSync::synchronize).
-  prepare_replica(which[0]);
+  prepare_replica(which[0], gradients);
 }
 
-void DataParallelCore::prepare_replica(size_t r) {
-  state_->sync->synchronize({r}, state_->gradients);
+void DataParallelCore::prepare_replica(size_t r, ReplicaGradients gradients) {
+  state_->sync->synchronize({r}, gradients);
   // Versions as of after the copy, which may have written the replica's buffers.
   for (auto& layer : state_->bn_layers) {
     BnView v = bn_view(*layer.replicas[r]);

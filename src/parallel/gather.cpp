@@ -41,12 +41,7 @@ Tensor reduce_scalars(const std::vector<Tensor>& moved, const std::string& path,
                "forward, like a loss); its sample-weighted mean needs the number of samples of each of the ",
                moved.size(), " replicas, got ", chunks.size(), " chunk sizes; hint: gather(outputs, device, plan), "
                "or GatherOptions().chunk_sizes({...}), or scalars(kSum) / scalars(parallel::kStack)");
-  int64_t batch = 0;
-  for (int64_t c : chunks) batch += c;
-  COHORT_CHECK(batch > 0, "parallel::gather: the chunk sizes ", chunks, " hold no samples to average over");
-  std::vector<double> weights;
-  for (int64_t c : chunks) weights.push_back(static_cast<double>(c) / static_cast<double>(batch));
-  Tensor w = tensor(weights, TensorOptions(first.dtype()).device(first.device()));
+  Tensor w = tensor(sample_weights(chunks), TensorOptions(first.dtype()).device(first.device()));
   return (stack(moved) * w).sum();
 }
 
@@ -84,6 +79,15 @@ std::vector<Tensor> pad_time_dim(const std::vector<Tensor>& parts, std::vector<T
 }
 
 }  // namespace
+
+std::vector<double> sample_weights(const std::vector<int64_t>& chunk_sizes) {
+  int64_t batch = 0;
+  for (int64_t c : chunk_sizes) batch += c;
+  COHORT_CHECK(batch > 0, "parallel::gather: the chunk sizes ", chunk_sizes, " hold no samples to average over");
+  std::vector<double> weights;
+  for (int64_t c : chunk_sizes) weights.push_back(static_cast<double>(c) / static_cast<double>(batch));
+  return weights;
+}
 
 nn::utils::rnn::PackedSequence gather_packed(const std::vector<nn::utils::rnn::PackedSequence>& parts,
                                              const std::string& path, Device device, const GatherOptions& o) {

@@ -34,7 +34,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "cohort/autograd/grad_mode.h"
 #include "cohort/nn/module.h"
 #include "cohort/ops/autocast.h"
 #include "cohort/parallel/gather.h"
@@ -86,6 +85,9 @@ class DataParallelCore {
   DataParallelCore(std::shared_ptr<nn::Module> master, std::vector<Device> devices, DataParallelOptions options);
   ~DataParallelCore();
   void check_master() const;  // every parameter and buffer on devices()[0]
+  // forward_backward's preconditions: grad mode, no forward hooks on `module` itself (the wrapped
+  // one), a reduction that makes one loss.
+  void check_step(const nn::Module& module) const;
   // Replica indices (into devices()) for the plan's devices.
   std::vector<size_t> indices(const Plan& plan) const;
   void set_replicas(std::vector<std::shared_ptr<nn::Module>> replicas);
@@ -96,7 +98,7 @@ class DataParallelCore {
                       ReplicaGradients gradients = ReplicaGradients::kThroughMaster);
   // The other replicas, each on its own device's thread before its forward: copies the master's
   // changed values into replica r and links its parameters (Note [Replica synchronisation]).
-  void prepare_replica(size_t r);
+  void prepare_replica(size_t r, ReplicaGradients gradients);
   void after_forward(const std::vector<size_t>& which, const Plan& plan);
   // Replica r's forward returned or threw: replicas waiting for it in a sync batch norm stop waiting.
   void replica_ended(size_t r, bool threw);
@@ -180,8 +182,7 @@ class DataParallel : public Module {
     core_.check_master();
     parallel::Plan plan = parallel::plan(core_.devices(), core_.options().scatter(), args...);
     auto call = [](M& m, const auto&... a) { return m.forward(a...); };
-    auto keep = [](size_t, auto out) { return out; };
-    auto run = [&] { return run_plan(plan, call, parallel::ReplicaGradients::kThroughMaster, keep, args...); };
+    auto run = [&] { return run_plan(plan, call, parallel::ReplicaGradients::kThroughMaster, Keep{}, args...); };
     using Out = decltype(run());
     if constexpr ((parallel::detail::kAllTensors<Args> && ...) && std::is_same_v<Out, Tensor>) {
       return module_->call_with_hooks(std::vector<Tensor>{args...}, run);  // the module's hooks, once
@@ -219,13 +220,12 @@ class DataParallel : public Module {
   // tensor that requires grad and is not the module's (Note [Replica-local backward]).
   template <class Step, class... Args>
   auto forward_backward(Step step, const Args&... args) {
-    check_step_call();
+    core_.check_step(*module_);
     core_.check_master();
     parallel::Plan plan = parallel::plan(core_.devices(), core_.options().scatter(), args...);
     const bool local = plan.replicas() > 1 && !core_.options().sync_batch_norm() && !plan.requires_grad();
     if (!local) {
-      auto out = run_plan(plan, step, parallel::ReplicaGradients::kThroughMaster,
-                          [](size_t, auto out) { return out; }, args...);
+      auto out = run_plan(plan, step, parallel::ReplicaGradients::kThroughMaster, Keep{}, args...);
       const Tensor& loss = parallel::detail::loss_of(out);
       parallel::detail::check_loss(loss);
       {
@@ -235,11 +235,12 @@ class DataParallel : public Module {
       return parallel::detail::detached(out);
     }
     const std::vector<size_t> which = core_.indices(plan);
+    // Each replica's share of the gathered loss (gather's kMean weights; 1 for kSum).
+    const std::vector<double> shares = core_.options().scalars() == kMean
+                                           ? parallel::detail::sample_weights(plan.chunk_sizes)
+                                           : std::vector<double>(which.size(), 1.0);
     auto finish = [&](size_t i, auto out) {
-      const double share = core_.options().scalars() == kMean
-                               ? static_cast<double>(plan.chunk_sizes[i]) / static_cast<double>(plan.batch)
-                               : 1.0;
-      core_.backward_replica(which[i], parallel::detail::loss_of(out), share);
+      core_.backward_replica(which[i], parallel::detail::loss_of(out), shares[i]);
       return parallel::detail::detached(out);
     };
     auto out = run_plan(plan, step, parallel::ReplicaGradients::kOwn, finish, args...);
@@ -293,7 +294,7 @@ class DataParallel : public Module {
           std::find_if(used.begin(), used.end(), [&](const auto& u) { return u.get() == &m; }) - used.begin());
       const size_t r = which[i];
       try {
-        if (i > 0) core_.prepare_replica(r);
+        if (i > 0) core_.prepare_replica(r, gradients);
         nn::utils::rnn::detail::PadRecorder recorder;
         auto out = call(m, a...);
         padded[i] = recorder.take();
@@ -310,17 +311,11 @@ class DataParallel : public Module {
     return parallel::gather(outputs, core_.output_device(), gather_options(plan).padded_outputs(std::move(padded)));
   }
 
-  void check_step_call() const {
-    COHORT_CHECK(GradMode::is_enabled(), "DataParallel::forward_backward: grad mode is off, so there is nothing to "
-                 "differentiate; hint: call forward() to evaluate, or leave the NoGradGuard first");
-    COHORT_CHECK(module_->forward_hooks().empty() && module_->forward_pre_hooks().empty(),
-                 "DataParallel::forward_backward: the module has forward hooks of its own, which run around a call "
-                 "of the whole module, and forward_backward calls your step on each replica instead; hint: "
-                 "register them on a submodule (they run in every replica), or call forward()");
-    COHORT_CHECK(core_.options().scalars() == kMean || core_.options().scalars() == kSum,
-                 "DataParallel::forward_backward: the replicas' losses must reduce to one loss, by kMean or kSum, "
-                 "but DataParallelOptions::scalars is kStack (one value per replica); hint: use kMean (a loss averaged over samples) or kSum");
-  }
+  // run_plan's `finish` that gathers each replica's output as it is.
+  struct Keep {
+    template <class Out>
+    Out operator()(size_t, Out out) const { return out; }
+  };
 
   parallel::GatherOptions gather_options(const parallel::Plan& plan) const {
     return parallel::GatherOptions(plan).scalars(core_.options().scalars());

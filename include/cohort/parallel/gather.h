@@ -82,6 +82,11 @@ struct GatherOptions {
 
 namespace detail {
 
+// kMean's weight of each replica's 0-d output: chunk_r / batch, the share of the samples its mean
+// covers (DataParallel::forward_backward scales each replica's backward by it too). Throws when
+// the chunks hold no samples.
+std::vector<double> sample_weights(const std::vector<int64_t>& chunk_sizes);
+
 void check_outputs(size_t replicas, Device output_device, const GatherOptions& options);
 Tensor gather_tensors(const std::vector<Tensor>& parts, const std::string& path, Device device,
                       const GatherOptions& options);
