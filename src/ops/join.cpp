@@ -1,4 +1,6 @@
 // Splitting (chunk, split, unbind: views) and joining (cat, stack, repeat: copies).
+#include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "cohort/autograd/grad_mode.h"
@@ -64,6 +66,38 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   return out;
 }
 
+namespace {
+
+// cat's and stack's copies into `out`, each part taking its size along `dim` (stacked: 1, the part
+// lacking that dim). Parts that are contiguous and already of out's dtype are copied as blocks of
+// bytes: a DataLoader's collate stacks a batch of small examples, where a view and a strided copy
+// per part would cost more than the bytes.
+void copy_parts(const Tensor& out, const std::vector<Tensor>& parts, int64_t dim, bool stacked) {
+  const int64_t outer = std::accumulate(out.sizes().begin(), out.sizes().begin() + dim, int64_t{1},
+                                        std::multiplies<>());
+  const int64_t inner = std::accumulate(out.sizes().begin() + dim + 1, out.sizes().end(), int64_t{1},
+                                        std::multiplies<>());
+  const auto item = static_cast<int64_t>(element_size(out.dtype()));
+  const int64_t out_row = out.size(dim) * inner * item;
+  auto* dst = static_cast<char*>(out.data_ptr());
+  NoGradGuard g;
+  int64_t start = 0;
+  for (const Tensor& t : parts) {
+    const int64_t length = stacked ? 1 : t.size(dim);
+    if (t.dtype() == out.dtype() && t.is_contiguous()) {
+      const int64_t block = length * inner * item;
+      const auto* src = static_cast<const char*>(t.data_ptr());
+      for (int64_t o = 0; o < outer && block > 0; ++o)
+        std::memcpy(dst + o * out_row + start * inner * item, src + o * block, static_cast<size_t>(block));
+    } else {
+      kernel::copy(stacked ? out.select(dim, start) : out.narrow(dim, start, length), t);
+    }
+    start += length;
+  }
+}
+
+}  // namespace
+
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim_in) {
   trace::OpScope trace("cat");
   COHORT_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors");
@@ -94,15 +128,8 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim_in) {
   }
   Tensor out = detail::make_empty(sizes, dtype, ref.device());
   Shape lengths;
-  int64_t start = 0;
-  {
-    NoGradGuard g;
-    for (const Tensor& t : parts) {
-      kernel::copy(out.narrow(dim, start, t.size(dim)), t);
-      start += t.size(dim);
-      lengths.push_back(t.size(dim));
-    }
-  }
+  for (const Tensor& t : parts) lengths.push_back(t.size(dim));
+  copy_parts(out, parts, dim, /*stacked=*/false);
   std::vector<DType> dtypes;
   for (const Tensor& t : parts) dtypes.push_back(t.dtype());
   if (trace) trace.record(parts, out, {{"dim", dim}});
@@ -122,13 +149,15 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                  tensors[0].sizes(), " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
   }
   dim = wrap_dim(dim, tensors[0].dim() + 1, "stack");
-  Tensor out;
-  {
-    NoGradGuard g;
-    std::vector<Tensor> parts;
-    for (const Tensor& t : tensors) parts.push_back(unsqueeze(t, dim));
-    out = cat(parts, dim);
+  DType dtype = tensors[0].dtype();
+  for (const Tensor& t : tensors) {
+    detail::check_same_device("stack", tensors[0], t);
+    dtype = promote_types(dtype, t.dtype());
   }
+  Shape sizes = tensors[0].sizes().vec();
+  sizes.insert(sizes.begin() + dim, static_cast<int64_t>(tensors.size()));
+  Tensor out = detail::make_empty(sizes, dtype, tensors[0].device());
+  copy_parts(out, tensors, dim, /*stacked=*/true);
   std::vector<DType> dtypes;
   for (const Tensor& t : tensors) dtypes.push_back(t.dtype());
   return autograd::record("StackBackward0", out, tensors, [dim, dtypes](const Tensor& g) {
