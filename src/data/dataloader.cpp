@@ -64,6 +64,20 @@ Tensor collate(const char* field, const std::vector<Tensor>& parts, const std::v
   return stack(parts);
 }
 
+// Asks the cache for the first bytes of an example's data before its transform reads them. A batch
+// of small examples drawn at random from a large dataset (MNIST's 47 MB of images) otherwise waits
+// on memory once per example, one example after the other.
+void prefetch(const Tensor& data) {
+  if (!data.is_contiguous() || data.device().type() != DeviceType::CPU) return;
+  constexpr size_t kMaxBytes = 4096, kLine = 64;
+  const auto* p = static_cast<const char*>(data.data_ptr());
+  for (size_t offset = 0; offset < std::min(data.nbytes(), kMaxBytes); offset += kLine) __builtin_prefetch(p + offset);
+}
+
+// How many examples load() gets ahead of the one it transforms: enough for their reads to overlap,
+// few enough that large decoded images do not pile up.
+constexpr size_t kExamplesAhead = 8;
+
 }  // namespace
 
 Batch DataLoader::Pipeline::load(int64_t k, const std::atomic<bool>& stop) const {
@@ -71,28 +85,42 @@ Batch DataLoader::Pipeline::load(int64_t k, const std::atomic<bool>& stop) const
   const int64_t begin = k * batch_size;
   const int64_t end = std::min<int64_t>(begin + batch_size, static_cast<int64_t>(order.size()));
   b.indices.assign(order.begin() + begin, order.begin() + end);
-  std::vector<Tensor> datas, targets;
-  for (int64_t index : b.indices) {
-    if (stop) return {};  // the loop is being torn down: stop between samples, not after the batch
-    auto fail = [&](const char* message) {
-      return Error(cohort::detail::str("DataLoader: loading sample ", index, " (batch ", k, " of epoch ", epoch,
-                               ") failed: ", message));
-    };
+  const size_t n = b.indices.size();
+  // Runs one step of sample i, naming it in any error.
+  auto guarded = [&](size_t i, auto&& step) {
     try {
-      Example<> e = dataset->get(index);
-      COHORT_CHECK(e.data.defined(), "the dataset returned an example with undefined data");
-      if (transform) {
-        Generator gen(sample_seed(seed, epoch, index));
+      step();
+    } catch (const std::exception& e) {
+      throw Error(cohort::detail::str("DataLoader: loading sample ", b.indices[i], " (batch ", k, " of epoch ", epoch,
+                                      ") failed: ", e.what()));
+    } catch (...) {
+      throw Error(cohort::detail::str("DataLoader: loading sample ", b.indices[i], " (batch ", k, " of epoch ", epoch,
+                                      ") failed: an exception that is not a std::exception"));
+    }
+  };
+  std::vector<Example<>> examples(n);
+  std::vector<Tensor> datas, targets;
+  size_t fetched = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (; fetched < std::min(n, i + kExamplesAhead); ++fetched) {
+      if (stop) return {};  // the loop is being torn down: stop between samples, not after the batch
+      guarded(fetched, [&] {
+        examples[fetched] = dataset->get(b.indices[fetched]);
+        COHORT_CHECK(examples[fetched].data.defined(), "the dataset returned an example with undefined data");
+        if (transform) prefetch(examples[fetched].data);
+      });
+    }
+    if (stop) return {};
+    Example<> e = std::move(examples[i]);
+    if (transform) {
+      guarded(i, [&] {
+        Generator gen(sample_seed(seed, epoch, b.indices[i]));
         e.data = transform(e.data, gen);
         COHORT_CHECK(e.data.defined(), "the transform returned an undefined tensor");
-      }
-      datas.push_back(std::move(e.data));
-      targets.push_back(std::move(e.target));
-    } catch (const std::exception& e) {
-      throw fail(e.what());
-    } catch (...) {
-      throw fail("an exception that is not a std::exception");
+      });
     }
+    datas.push_back(std::move(e.data));
+    targets.push_back(std::move(e.target));
   }
   b.data = collate("input", datas, b.indices, k, epoch);
   b.target = collate("target", targets, b.indices, k, epoch);
