@@ -3,12 +3,15 @@
 //   dp2   nn::DataParallel over cpu:0 and cpu:1, one intra-op thread per device
 //   dp2-first  the same with PyTorch's buffer rule (BufferRule::kFirstReplica): shows what the exact
 //              batch-norm running statistics (the default) cost
+//   dp2-step   the same devices through DataParallel::forward_backward (each replica's forward, loss
+//              and backward as one job on its own thread), as cohort train --devices steps
 //   1x2   one device, 2 intra-op threads
 //   1x1   one device, 1 intra-op thread
 // Prints the median step time of `reps` steps after `warmup` steps, and images/s from it; with
-// "phases", also the median time of each phase (forward, loss, backward, step) for the profile.
+// "phases", also the median time of each phase (forward, loss, backward, step) for the profile;
+// dp2-step's forward phase is its whole forward_backward.
 // bench/compare_data_parallel.sh runs every setup next to PyTorch (bench/data_parallel_torch.py).
-//   data_parallel_bench <blitz-cnn|resnet18|lenet> <batch> <dp2|dp2-first|1x2|1x1> [reps=10] [warmup=2] [phases]
+//   data_parallel_bench <blitz-cnn|resnet18|lenet> <batch> <dp2|dp2-first|dp2-step|1x2|1x1> [reps=10] [warmup=2] [phases]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,7 +43,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: data_parallel_bench <blitz-cnn|resnet18|lenet> <batch> <dp2|1x2|1x1> [reps=10] [warmup=2] [phases]\n");
+    std::fprintf(stderr, "usage: data_parallel_bench <blitz-cnn|resnet18|lenet> <batch> <dp2|dp2-first|dp2-step|1x2|1x1> [reps=10] [warmup=2] [phases]\n");
     return 2;
   }
   const std::string arch = argv[1], setup = argv[3];
@@ -48,9 +51,11 @@ int main(int argc, char** argv) {
   const int reps = argc > 4 ? std::atoi(argv[4]) : 10;
   const int warmup = argc > 5 ? std::atoi(argv[5]) : 2;
   const bool phases = argc > 6 && std::strcmp(argv[6], "phases") == 0;
-  const bool data_parallel = setup == "dp2" || setup == "dp2-first";
+  const bool step_api = setup == "dp2-step";
+  const bool data_parallel = setup == "dp2" || setup == "dp2-first" || step_api;
   if (!data_parallel && setup != "1x2" && setup != "1x1") {
-    std::fprintf(stderr, "data_parallel_bench: unknown setup \"%s\" (dp2, dp2-first, 1x2 or 1x1)\n", setup.c_str());
+    std::fprintf(stderr, "data_parallel_bench: unknown setup \"%s\" (dp2, dp2-first, dp2-step, 1x2 or 1x1)\n",
+                 setup.c_str());
     return 2;
   }
 
@@ -75,12 +80,20 @@ int main(int argc, char** argv) {
   auto step = [&](bool record) {
     auto t0 = Clock::now();
     optimizer.zero_grad();
-    Tensor logits = data_parallel ? (*dp)(images) : net->forward(images);
-    auto t1 = Clock::now();
-    Tensor loss = F::cross_entropy(logits, labels);
-    auto t2 = Clock::now();
-    loss.backward();
-    auto t3 = Clock::now();
+    Clock::time_point t1, t2, t3;
+    if (step_api) {
+      dp->forward_backward([](models::Model& m, const Tensor& x, const Tensor& y) {
+        return F::cross_entropy(m.forward(x), y);
+      }, images, labels);
+      t1 = t2 = t3 = Clock::now();
+    } else {
+      Tensor logits = data_parallel ? (*dp)(images) : net->forward(images);
+      t1 = Clock::now();
+      Tensor loss = F::cross_entropy(logits, labels);
+      t2 = Clock::now();
+      loss.backward();
+      t3 = Clock::now();
+    }
     optimizer.step();
     if (!record) return;
     steps.push_back(ms_since(t0));
