@@ -88,14 +88,16 @@ Batch DataLoader::Pipeline::load(int64_t k, const std::atomic<bool>& stop) const
   const size_t n = b.indices.size();
   // Runs one step of sample i, naming it in any error.
   auto guarded = [&](size_t i, auto&& step) {
+    auto fail = [&](const char* message) {
+      return Error(cohort::detail::str("DataLoader: loading sample ", b.indices[i], " (batch ", k, " of epoch ", epoch,
+                                       ") failed: ", message));
+    };
     try {
       step();
     } catch (const std::exception& e) {
-      throw Error(cohort::detail::str("DataLoader: loading sample ", b.indices[i], " (batch ", k, " of epoch ", epoch,
-                                      ") failed: ", e.what()));
+      throw fail(e.what());
     } catch (...) {
-      throw Error(cohort::detail::str("DataLoader: loading sample ", b.indices[i], " (batch ", k, " of epoch ", epoch,
-                                      ") failed: an exception that is not a std::exception"));
+      throw fail("an exception that is not a std::exception");
     }
   };
   std::vector<Example<>> examples(n);

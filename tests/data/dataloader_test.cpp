@@ -1,5 +1,6 @@
 // DataLoader: batching, shuffling, the epoch cursor and resume, determinism across worker counts,
 // worker errors, prompt teardown, bounded prefetch and argument errors.
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -243,6 +244,24 @@ TEST(DataLoaderTest, WorkerExceptionNamesSampleBatchAndEpoch) {
     EXPECT_THAT(error_of([&] { run_epoch(loader); }), HasSubstr("sample 13 (batch 3 of epoch 2)"));
     EXPECT_EQ(ds->in_flight.load(), 0);
   }
+}
+
+// A batch's examples are got a few ahead of the one being transformed (so that their reads
+// overlap), never the whole batch at once: large decoded images must not pile up.
+TEST(DataLoaderTest, ExamplesAreGotAFewAheadOfTheTransformAndItsErrorsNameTheirSample) {
+  auto ds = std::make_shared<ProbeDataset>(40);
+  std::vector<int64_t> ahead;  // examples got but not yet transformed, at each transform
+  auto probe = [&](const Tensor& x, Generator&) {
+    ahead.push_back(ds->started.load() - static_cast<int64_t>(ahead.size()));
+    if (x[0].item<double>() == 27) throw std::runtime_error("bad pixel");
+    return x;
+  };
+  DataLoader loader(ds, DataLoaderOptions(32).transform(probe));
+  const std::string message = error_of([&] { run_epoch(loader); });
+  EXPECT_THAT(message, HasSubstr("DataLoader: loading sample 27 (batch 0 of epoch 0) failed: bad pixel"));
+  ASSERT_EQ(ahead.size(), 28u);
+  EXPECT_EQ(ahead.front(), 8) << "the first transform waits for 8 examples";
+  EXPECT_EQ(*std::max_element(ahead.begin(), ahead.end()), 8) << "never more than 8 ahead";
 }
 
 TEST(DataLoaderTest, CollationNamesMismatchedSamplesAndKeepsUndefinedTargets) {
