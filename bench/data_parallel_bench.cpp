@@ -60,9 +60,10 @@ int main(int argc, char** argv) {
   }
 
   // dp2: the devices' threads come from Note [Threads per device] (2 cores / 2 devices = 1 each);
-  // the calling thread (gather, loss, SGD step) keeps 1 thread, as in 1x1.
+  // the calling thread (gather, loss, SGD step) gets the machine's 2, as cohort train --devices
+  // --threads 2 gives it: between forward_backward calls no replica is running.
   set_device_count(2);
-  set_num_threads(setup == "1x2" ? 2 : 1);
+  set_num_threads(setup == "1x1" ? 1 : 2);
   manual_seed(0);
   const bool mnist = arch == "lenet";
   std::shared_ptr<models::Model> net =
