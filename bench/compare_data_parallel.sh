@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Data-parallel training throughput: cohort's nn::DataParallel on 2 devices (1 thread each), called as a
-# module (forward, then backward) and through forward_backward (as `cohort train --devices` steps),
-# against one device with 2 and with 1 intra-op thread, and PyTorch 1.13 single-process with 1 and 2 threads
-# (torch.nn.DataParallel is CUDA-only), all in one run; prints images/s and the ratios.
+# Data-parallel training throughput: cohort's nn::DataParallel on 2 devices (1 thread each), called
+# as a module (forward, then backward) and through forward_backward (as `cohort train --devices`
+# steps), against one device with 2 and with 1 intra-op thread, and PyTorch 1.13 single-process with
+# 1 and 2 threads (torch.nn.DataParallel is CUDA-only), all in one run; prints images/s and the ratios.
 #   cmake -S . -B /tmp/build-dpbench -DCMAKE_BUILD_TYPE=Release -DCOHORT_BUILD_BENCH=ON -DCOHORT_BUILD_TESTS=OFF \
 #         -DCOHORT_BUILD_EXAMPLES=OFF -DCOHORT_BUILD_APPS=OFF
 #   cmake --build /tmp/build-dpbench -j2 --target data_parallel_bench
