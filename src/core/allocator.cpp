@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -89,7 +90,23 @@ int64_t cache_limit() { return limit().load(std::memory_order_relaxed); }
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-void* system_allocate(size_t bytes) { return std::aligned_alloc(kAlignment, round_up(bytes, kAlignment)); }
+// Note [Huge pages for large blocks]
+// A block of several megabytes (a batch's activations, a layer's weights) is read in full by most
+// ops, and with 4 KiB pages each pass takes a TLB miss every 4 KiB. A kernel whose transparent huge
+// pages are in "madvise" mode backs anonymous memory with 2 MiB pages only where asked, so blocks of
+// kHugeMinBytes and more start on a 2 MiB boundary and advise huge pages for the 2 MiB pages they
+// fill; the partial page at the end stays small, so no memory is added. ResNet-18 training at batch
+// 256 ran 2-3% faster for it (BENCHMARKS.md); models of small tensors are unchanged. Where the
+// kernel has transparent huge pages off, the advice fails and is ignored.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugeMinBytes = size_t{4} << 20;
+
+void* system_allocate(size_t bytes) {
+  if (bytes < kHugeMinBytes) return std::aligned_alloc(kAlignment, round_up(bytes, kAlignment));
+  void* p = std::aligned_alloc(kHugePage, round_up(bytes, kHugePage));
+  if (p) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  return p;
+}
 
 size_t capacity_of(void* header) { return *static_cast<size_t*>(header); }
 

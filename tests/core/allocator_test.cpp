@@ -1,10 +1,14 @@
 // The caching allocator (Note [Caching allocator]): large blocks come back for requests they fit,
 // small ones for requests of their power-of-two size class, the counters stay exact, and the limit
-// and empty_cache hold.
+// and empty_cache hold; blocks of megabytes ask for huge pages (Note [Huge pages for large blocks]).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "cohort/core/device.h"
 #include "cohort/core/storage.h"
@@ -150,6 +154,41 @@ TEST(Allocator, ReusedBlocksHoldWhatIsWrittenToThem) {
   EXPECT_EQ(b.sum().item<double>(), 0.0);
   b.fill_(1.0);
   EXPECT_EQ(b.sum().item<double>(), static_cast<double>(kLarge));
+}
+
+// The smaps field `name` of the mapping that holds `address`, or "" when there is none.
+std::string smaps_field(uintptr_t address, const std::string& name) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::istringstream header(line);
+    if (header >> std::hex >> start >> dash >> end && dash == '-') {
+      inside = start <= address && address < end;
+      continue;
+    }
+    if (inside && line.rfind(name + ":", 0) == 0) return line.substr(name.size() + 1);
+  }
+  return "";
+}
+
+TEST(Allocator, BlocksOfMegabytesStartOnAHugePageAndMayUseHugePages) {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  Tensor big = empty({4 << 20});  // 16 MiB
+  const auto data = reinterpret_cast<uintptr_t>(big.data_ptr());
+  EXPECT_EQ((data - 64) % kHugePage, 0u) << "the block (its 64-byte header first) starts on a 2 MiB boundary";
+  Tensor small = empty({1 << 18});  // 1 MiB: below the threshold, no advice
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
+
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  std::getline(thp, modes);
+  if (modes.empty() || modes.find("[never]") != std::string::npos)
+    GTEST_SKIP() << "transparent huge pages are off on this kernel (\"" << modes << "\"): nothing to advise";
+  EXPECT_THAT(smaps_field(data - 64 + kHugePage, "THPeligible"), HasSubstr("1"))
+      << "the block's full 2 MiB pages are advised for huge pages (THP modes: " << modes << ")";
 }
 
 }  // namespace
