@@ -179,7 +179,7 @@ TEST(Allocator, BlocksOfMegabytesStartOnAHugePageAndMayUseHugePages) {
   Tensor big = empty({4 << 20});  // 16 MiB
   const auto data = reinterpret_cast<uintptr_t>(big.data_ptr());
   EXPECT_EQ((data - 64) % kHugePage, 0u) << "the block (its 64-byte header first) starts on a 2 MiB boundary";
-  Tensor small = empty({1 << 18});  // 1 MiB: below the threshold, no advice
+  Tensor small = empty({1 << 18});  // 1 MiB: below the threshold, 64-byte aligned as before
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
 
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
