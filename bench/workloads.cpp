@@ -3,7 +3,7 @@
 // training step; W2: a LeNet epoch on Fashion-MNIST through the DataLoader; W3: grouped convolutions
 // and an einsum grouped linear; W4: ResNet-18 training and inference; W5: sgemm and a 3x3 convolution;
 // W6: an LSTM and a transformer layer; W7: W1, W4 and W5 in bfloat16 (autocast; the sgemm on bfloat16
-// tensors).
+// tensors); W8: a DCGAN's training step.
 //   workloads <name> <threads> [reps=10] [warmup=2]    (workloads list: the names)
 // Prints one line: "<name> threads <t> median_ms <m> reps <r> peak_rss_kb <k>" (peak RSS of the
 // whole process, from getrusage, so it includes the library and the data).
@@ -156,6 +156,44 @@ Step transformer_layer_train() {
   return [=] { layer->forward(x, mask).sum().backward(); };
 }
 
+// The libtorch DCGAN example's networks and training step on 28x28 single-channel images, batch `batch`,
+// with a fixed random "real" batch in [-1, 1] in place of MNIST: the discriminator's update on the real
+// batch (labels drawn in [0.8, 1]) and a generated one (labels 0), then the generator's (labels 1), each
+// with Adam (lr 2e-4, betas 0.5, 0.999) on binary cross-entropy. No convolution has a bias, as there.
+Step dcgan_train(int64_t batch) {
+  using nn::BatchNorm2d, nn::Conv2d, nn::Conv2dOptions, nn::ConvTranspose2d, nn::ConvTranspose2dOptions;
+  auto generator = std::make_shared<nn::SequentialImpl>(
+      ConvTranspose2d(ConvTranspose2dOptions(100, 256, 4).bias(false)), BatchNorm2d(256), nn::ReLU(),  // 4x4
+      ConvTranspose2d(ConvTranspose2dOptions(256, 128, 3).stride(2).padding(1).bias(false)), BatchNorm2d(128),
+      nn::ReLU(),  // 7x7
+      ConvTranspose2d(ConvTranspose2dOptions(128, 64, 4).stride(2).padding(1).bias(false)), BatchNorm2d(64),
+      nn::ReLU(),  // 14x14
+      ConvTranspose2d(ConvTranspose2dOptions(64, 1, 4).stride(2).padding(1).bias(false)), nn::Tanh());  // 28x28
+  const auto leaky = nn::LeakyReLUOptions().negative_slope(0.2);
+  auto discriminator = std::make_shared<nn::SequentialImpl>(
+      Conv2d(Conv2dOptions(1, 64, 4).stride(2).padding(1).bias(false)), nn::LeakyReLU(leaky),  // 14x14
+      Conv2d(Conv2dOptions(64, 128, 4).stride(2).padding(1).bias(false)), BatchNorm2d(128), nn::LeakyReLU(leaky),
+      Conv2d(Conv2dOptions(128, 256, 4).stride(2).padding(1).bias(false)), BatchNorm2d(256),
+      nn::LeakyReLU(leaky),  // 3x3
+      Conv2d(Conv2dOptions(256, 1, 3).bias(false)), nn::Sigmoid());  // 1x1
+  auto adam = [](const std::shared_ptr<nn::SequentialImpl>& net) {
+    return std::make_shared<optim::Adam>(net->parameters(), optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+  };
+  auto g_opt = adam(generator), d_opt = adam(discriminator);
+  Tensor real = rand({batch, 1, 28, 28}) * 2 - 1;
+  return [=] {
+    auto d = [&](const Tensor& images) { return discriminator->forward(images).reshape({batch}); };
+    d_opt->zero_grad();
+    F::binary_cross_entropy(d(real), empty({batch}).uniform_(0.8, 1.0)).backward();
+    Tensor fake = generator->forward(randn({batch, 100, 1, 1}));
+    F::binary_cross_entropy(d(fake.detach()), zeros({batch})).backward();
+    d_opt->step();
+    g_opt->zero_grad();
+    F::binary_cross_entropy(d(fake), ones({batch})).backward();
+    g_opt->step();
+  };
+}
+
 // Fashion-MNIST through the DataLoader, one epoch of LeNet training with the trainer's recipe.
 Step lenet_epoch() {
   namespace tf = data::transforms;
@@ -195,6 +233,7 @@ const std::map<std::string, std::function<Step()>>& workloads() {
       {"W7_bf16_resnet18_train_b32", [] { return zoo_train("resnet18", {32, 3, 32, 32}, true); }},
       {"W7_bf16_resnet18_infer_b128", [] { return resnet_inference(128, true); }},
       {"W7_bf16_sgemm_2048", [] { return sgemm(2048, kBFloat16); }},
+      {"W8_dcgan_train_b64", [] { return dcgan_train(64); }},
   };
   return all;
 }
