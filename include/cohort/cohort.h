@@ -29,6 +29,7 @@
 #include "cohort/core/optional.h"
 #include "cohort/core/scalar.h"
 #include "cohort/core/tensor.h"
+#include "cohort/core/cpu_budget.h"
 #include "cohort/core/threads.h"
 
 // ops: every tensor operation as libtorch's free functions (creation, indexing, linear algebra,

@@ -3,7 +3,8 @@
 // Note [CPU devices]
 // cpu:0 .. cpu:n-1 are virtual devices that partition the machine's cores, so that data-parallel
 // replicas run side by side on disjoint cores. n defaults to the number of cores this process may
-// use and is set by $COHORT_CPU_DEVICES or set_device_count(); more devices than cores is allowed
+// use (its affinity mask and cgroup CPU quota: Note [CPU budget] in cpu_budget.cpp) and is set by
+// $COHORT_CPU_DEVICES or set_device_count(); more devices than cores is allowed
 // (tests, demos of an 8-device tutorial) and warned about once.
 //
 // Note [Device properties]
@@ -32,6 +33,7 @@
 #include <string>
 #include <thread>
 
+#include "cohort/core/cpu_budget.h"
 #include "cohort/core/error.h"
 #include "cohort/core/storage.h"
 
@@ -63,11 +65,7 @@ std::string Device::str() const { return "cpu:" + std::to_string(index_); }
 
 std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
 
-int core_count() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
+int core_count() { return cpu_budget().cores; }
 
 namespace {
 

@@ -52,7 +52,8 @@ int device_count();
 // Changes the number of CPU devices (before any parallel work starts; mainly for tests and demos).
 // More devices than cores is allowed and warned about once.
 void set_device_count(int n);
-// The number of cores this process may use.
+// The number of cores this process may use: its affinity mask, capped by its cgroup's CPU quota
+// (cpu_budget() in cohort/core/cpu_budget.h says which and why).
 int core_count();
 // Throws DeviceError naming `op` when `d` does not exist.
 void check_device(Device d, const char* op);
