@@ -3,12 +3,13 @@
 // Note [Threads per device]
 // Data-parallel replicas run at the same time, one thread per device, and each op inside them may
 // start OpenMP threads of its own. To keep the total at most the core count, the cores are divided
-// among the devices in use: divide_threads_among(devices) gives each core_count()/n threads, the
-// first core_count()%n one more (at least 1: more devices than cores oversubscribe, as warned by
-// set_device_count). The shares live in one table indexed by device, written by parallel_apply
+// among the devices in use: divide_threads_among(devices) gives each c/n threads, the first c%n one
+// more (at least 1: more devices than cores oversubscribe, as warned by set_device_count), where c
+// is the cores other processes leave free (free_cores(), Note [Threads on a busy machine] in
+// free_cores.cpp; core_count() with adaptive threads off). The shares live in one table indexed by device, written by parallel_apply
 // before every call and read by each device's executor thread before every job it runs (replicas'
 // forward and the backward nodes of that device: Note [Device executor] in device_executor.cpp), so
-// forward and backward use the same division. A device never divided gets core_count()/device_count().
+// forward and backward use the same division. A device never divided gets c/device_count().
 // The table only applies to work running *for a device* on its executor's thread; the user's own
 // thread keeps its get_num_threads() (the engine narrows it only while a backward spans several devices).
 //
@@ -36,13 +37,12 @@
 // first 20 us the spinning thread yields between looks (sched_yield): on an idle machine that
 // returns at once, on a busy one it lets a runnable thread have the core (perhaps the very thread
 // being waited for, which on 2 cores may be queued behind the spinner).
-// And no spinning on a busy machine: when the 1-minute load average reaches the cores + 2 (other
-// processes want the cores; this process's own busy threads count for about the cores), a spinning
-// thread takes a core from a runnable one. Measured with other work at load 7-10 on 2 vCPUs, the main
-// job on 2 devices ran at 10.3-10.9k images/s with the spin against 13.2-14.1k without (3 alternated
-// rounds), so it is off there.
+// And no spinning while other processes keep some of this process's cores busy (free_cores(), Note
+// [Threads on a busy machine] in free_cores.cpp): a spinning thread then takes a core from a runnable
+// one. Measured with other work at load 7-10 on 2 vCPUs, the main job on 2 devices ran at 10.3-10.9k
+// images/s with the spin against 13.2-14.1k without (3 alternated rounds), so it is off there.
 // The environment and the core count are read once per process, the device count at every wait,
-// the load average at most once a second. The spin only watches: every hand-off still goes through the mutex and condition variable,
+// the other processes' use of the cores at most every 250 ms. The spin only watches: every hand-off still goes through the mutex and condition variable,
 // so a wait that outlasts the budget behaves exactly as before.
 #include "cohort/core/threads.h"
 
@@ -51,13 +51,13 @@
 #include <array>
 #include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 #include <system_error>
 
 #include "cohort/core/error.h"
+#include "core/free_cores.h"
 #include "core/wait_policy.h"
 
 namespace cohort {
@@ -68,6 +68,21 @@ std::array<std::atomic<int>, kMaxDevices>& shares() {
   static std::array<std::atomic<int>, kMaxDevices> table{};  // 0: never divided
   return table;
 }
+
+// The cores the devices' shares come from: those other processes leave free (Note [Threads on a busy
+// machine]), or all of core_count() with adaptive threads off.
+int cores_to_divide() { return adaptive_threads() ? free_cores() : core_count(); }
+
+// Without OMP_NUM_THREADS, OpenMP starts as many threads as the affinity mask has CPUs; inside a
+// cgroup CPU quota that is too many (Note [CPU budget] in cpu_budget.cpp). The thread that loads the
+// library (a program's main thread) starts with core_count() instead. Other threads that never call
+// set_num_threads keep OpenMP's count as their limit; with adaptive threads usable_threads() still
+// keeps their teams within the budget.
+[[maybe_unused]] const bool threads_from_budget = [] {
+  if (std::getenv("OMP_NUM_THREADS") == nullptr && core_count() < omp_get_max_threads())
+    omp_set_num_threads(core_count());
+  return true;
+}();
 }  // namespace
 
 int get_num_threads() { return omp_get_max_threads(); }
@@ -96,12 +111,12 @@ std::thread start_thread(const std::string& what, std::function<void()> f) {
 int device_num_threads(Device device) {
   int i = device.index();
   int n = (i >= 0 && i < kMaxDevices) ? shares()[i].load(std::memory_order_relaxed) : 0;
-  return n > 0 ? n : std::max(1, core_count() / std::max(1, device_count()));
+  return n > 0 ? n : std::max(1, cores_to_divide() / std::max(1, device_count()));
 }
 
 void divide_threads_among(const std::vector<Device>& devices) {
   if (devices.empty()) return;
-  int cores = core_count(), n = static_cast<int>(devices.size());
+  int cores = cores_to_divide(), n = static_cast<int>(devices.size());
   for (int k = 0; k < n; ++k) {
     int i = devices[k].index();
     COHORT_CHECK_AS(DeviceError, i >= 0 && i < kMaxDevices, "divide_threads_among: device ", devices[k],
@@ -114,8 +129,8 @@ void divide_threads_among(const std::vector<Device>& devices) {
 
 namespace cohort::detail {
 
-int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores, double load) {
-  if (devices > cores || load >= cores + 2) return 0;
+int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores, bool cores_taken) {
+  if (devices > cores || cores_taken) return 0;
   std::string policy;
   for (const char* c = omp_wait_policy; c && *c; ++c)
     if (!std::isspace(static_cast<unsigned char>(*c))) policy += static_cast<char>(std::tolower(*c));
@@ -124,29 +139,13 @@ int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores
   return 500'000;
 }
 
-namespace {
-// The 1-minute load average, read again at most once a second by whichever thread asks first.
-double machine_load() {
-  static std::atomic<int64_t> next_read_ns{0};
-  static std::atomic<double> load{0.0};
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  int64_t next = next_read_ns.load(std::memory_order_relaxed);
-  if (now >= next && next_read_ns.compare_exchange_strong(next, now + 1'000'000'000)) {
-    double l[1];
-    load.store(getloadavg(l, 1) == 1 ? l[0] : 0.0, std::memory_order_relaxed);
-  }
-  return load.load(std::memory_order_relaxed);
-}
-}  // namespace
-
 int64_t hand_off_spin_ns() {
   static const std::string policy = [] {
     const char* env = std::getenv("OMP_WAIT_POLICY");
     return std::string(env ? env : "");
   }();
   static const int cores = core_count();
-  return hand_off_spin_ns_for(policy.c_str(), device_count(), cores, machine_load());
+  return hand_off_spin_ns_for(policy.c_str(), device_count(), cores, cores_taken_by_others());
 }
 
 }  // namespace cohort::detail

@@ -13,10 +13,11 @@
 namespace cohort::detail {
 
 // How long a waiting thread spins before it sleeps, in nanoseconds: 0 under OMP_WAIT_POLICY=passive,
-// when the devices outnumber the cores, and on a busy machine (load average >= cores + 2).
+// when the devices outnumber the cores, and while other processes keep some of the cores busy.
 int64_t hand_off_spin_ns();
-// The same for a given OMP_WAIT_POLICY value (null: unset), device count, core count and load average.
-int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores, double load);
+// The same for a given OMP_WAIT_POLICY value (null: unset), device count, core count, and whether
+// other processes keep some of the cores busy.
+int64_t hand_off_spin_ns_for(const char* omp_wait_policy, int devices, int cores, bool cores_taken);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -211,23 +211,23 @@ namespace {
 // Note [Hand-off wait]: the spin before sleeping follows OMP_WAIT_POLICY as libgomp's does.
 TEST(HandOffWait, FollowsOmpWaitPolicy) {
   using cohort::detail::hand_off_spin_ns_for;
-  const int64_t unset = hand_off_spin_ns_for(nullptr, 2, 2, 0.5);
+  const int64_t unset = hand_off_spin_ns_for(nullptr, 2, 2, false);
   EXPECT_GT(unset, 0);
   EXPECT_LE(unset, 1'000'000);  // bounded: a wait that lasts longer sleeps
-  EXPECT_EQ(hand_off_spin_ns_for("", 2, 2, 0.5), unset);
-  EXPECT_EQ(hand_off_spin_ns_for("PASSIVE", 2, 2, 0.5), 0);
-  EXPECT_EQ(hand_off_spin_ns_for(" passive", 2, 2, 0.5), 0);
-  EXPECT_EQ(hand_off_spin_ns_for("Passive", 1, 8, 0.5), 0);
-  EXPECT_GT(hand_off_spin_ns_for("ACTIVE", 2, 2, 0.5), unset);
-  EXPECT_LE(hand_off_spin_ns_for("active", 2, 2, 0.5), 10'000'000);
-  EXPECT_EQ(hand_off_spin_ns_for("unknown", 2, 2, 0.5), unset);
+  EXPECT_EQ(hand_off_spin_ns_for("", 2, 2, false), unset);
+  EXPECT_EQ(hand_off_spin_ns_for("PASSIVE", 2, 2, false), 0);
+  EXPECT_EQ(hand_off_spin_ns_for(" passive", 2, 2, false), 0);
+  EXPECT_EQ(hand_off_spin_ns_for("Passive", 1, 8, false), 0);
+  EXPECT_GT(hand_off_spin_ns_for("ACTIVE", 2, 2, false), unset);
+  EXPECT_LE(hand_off_spin_ns_for("active", 2, 2, false), 10'000'000);
+  EXPECT_EQ(hand_off_spin_ns_for("unknown", 2, 2, false), unset);
   // More devices than cores: their threads would spin on cores the others need.
-  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 4, 2, 0.5), 0);
-  EXPECT_EQ(hand_off_spin_ns_for("active", 3, 2, 0.5), 0);
-  // A busy machine: other processes want the cores the spinner would hold.
-  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 2, 2, 3.9), unset);
-  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 2, 2, 4.0), 0);
-  EXPECT_EQ(hand_off_spin_ns_for("active", 2, 2, 8.0), 0);
+  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 4, 2, false), 0);
+  EXPECT_EQ(hand_off_spin_ns_for("active", 3, 2, false), 0);
+  // Other processes keep some of the cores busy: they want the cores the spinner would hold.
+  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 2, 2, false), unset);
+  EXPECT_EQ(hand_off_spin_ns_for(nullptr, 2, 2, true), 0);
+  EXPECT_EQ(hand_off_spin_ns_for("active", 2, 2, true), 0);
 }
 
 TEST(HandOffWait, SpinUntilReturnsWhatItSawAndStopsAtTheBudget) {

@@ -20,11 +20,24 @@ namespace cohort {
 // rather than report it).
 constexpr int kMaxThreads = 1024;
 
-// The number of intra-op threads ops started from the calling thread use.
+// The number of intra-op threads ops started from the calling thread may use (what set_num_threads
+// set; OMP_NUM_THREADS or one per core by default). usable_threads() is how many they use now.
 int get_num_threads();
 // Sets it for the calling thread (and the threads it starts later). 1 <= n <= kMaxThreads; throws
 // cohort::Error otherwise. More threads than cores is allowed but slow: cohort warns once.
 void set_num_threads(int n);
+
+// The threads an op started now on the calling thread uses: get_num_threads(), fewer while other
+// processes keep some of this process's cores busy (Note [Threads on a busy machine] in
+// src/core/free_cores.cpp). Equal to get_num_threads() when adaptive threads are off.
+int usable_threads();
+// The cores this process can use now: core_count() less the cores that other processes kept busy
+// over the last quarter of a second or so (at least 1).
+int free_cores();
+// Whether usable_threads() follows the machine's load: on by default, off when the environment sets
+// COHORT_ADAPTIVE_THREADS=0 (or off, false, no). Off, every op uses get_num_threads() threads.
+void set_adaptive_threads(bool on);
+bool adaptive_threads();
 
 // std::thread(f), except that the system's refusal to start a thread (std::system_error: the thread
 // limit of the user or the machine, no memory for its stack) throws a cohort::Error that names

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cohort/core/small_vector.h"
+#include "cohort/core/threads.h"
 #include "cohort/core/tensor.h"
 
 namespace cohort::kernel {
@@ -26,7 +27,7 @@ inline constexpr int64_t kParallelGrain = 32768;
 inline int threads_for(int64_t work, int64_t grain = kParallelGrain) {
   if (work < 2 * grain || omp_in_parallel()) return 1;
   int64_t by_work = work / grain;
-  int max_threads = omp_get_max_threads();
+  int max_threads = usable_threads();  // fewer while other processes hold cores
   return static_cast<int>(by_work < max_threads ? by_work : max_threads);
 }
 

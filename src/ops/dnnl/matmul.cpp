@@ -224,6 +224,7 @@ bool is_tall_transposed(const Tensor& c, const Tensor& a, const Tensor& b) {
 // c [m, n] = t^T for contiguous t [n, m]: a oneDNN reorder between the two plain layouts (its JIT
 // kernel took 0.51 ms for 2048 x 512 on one core where a loop over 32 x 32 tiles took 0.82).
 void transpose_into(float* c, const float* t, int64_t m, int64_t n) {
+  DnnlThreadsGuard threads(usable_threads());
   thread_local PrimitiveCache<2, dnnl::reorder> cache(16);
   const memory::desc from({m, n}, memory::data_type::f32, {1, m}), to({m, n}, memory::data_type::f32, {n, 1});
   dnnl::reorder& r = cache.get({m, n}, [&] {

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "cohort/core/threads.h"
+
 namespace cohort::kernel {
 
 // Note [oneDNN threads]
@@ -20,9 +22,10 @@ namespace cohort::kernel {
 // runs on a 2-core Zen 4 EPYC; below them, one thread was never slower.
 
 // Threads for a primitive doing `work` units when `grain` units pay for one more thread: 1 below
-// 2 * grain, else the calling thread's intra-op threads.
+// 2 * grain, else the threads the calling thread may use now (usable_threads: Note [Threads on a busy
+// machine] in src/core/free_cores.cpp).
 inline int dnnl_threads_for(double work, double grain) {
-  const int max_threads = omp_get_max_threads();
+  const int max_threads = usable_threads();  // fewer while other processes hold cores
   if (max_threads == 1 || work < 2 * grain) return 1;
   return max_threads;
 }

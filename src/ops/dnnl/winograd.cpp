@@ -350,12 +350,13 @@ int64_t block_tiles(const Geometry& g, int threads) {
   return (per_thread + blocks_per_thread - 1) / blocks_per_thread;
 }
 
-// Runs body(thread, first_block, end_block) over the blocks, split in contiguous ranges over the
-// calling thread's OpenMP team (as many threads as blocks at most).
+// Runs body(thread, first_block, end_block) over the blocks, split in contiguous ranges over a team
+// of `threads` OpenMP threads (as many as blocks at most). The caller asks usable_threads() once and
+// passes it: its buffers are sized for that team, and the answer may change between two calls.
 // Returns the number of threads that ran.
 template <class F>
-int64_t split_blocks(int64_t blocks, F&& body) {
-  const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), blocks));
+int64_t split_blocks(int64_t blocks, int threads, F&& body) {
+  const int team = static_cast<int>(std::min<int64_t>(threads, blocks));
   int64_t ran = 1;
 #pragma omp parallel num_threads(team) if (team > 1)
   {
@@ -374,13 +375,14 @@ void sgemm(char ta, char tb, int64_t M, int64_t N, int64_t K, const float* A, in
 
 // out (N x O planes) from the read planes and the transformed kernels u ([36][O][C / G]).
 void convolve(const Geometry& g, const float* in, const float* u, const float* bias, float* out, Device device) {
-  const int64_t tb = block_tiles(g, omp_get_max_threads());
+  const int threads = usable_threads();
+  const int64_t tb = block_tiles(g, threads);
   const int64_t blocks = (g.tiles + tb - 1) / tb;
   const int64_t per_thread = kPoints * (g.C + g.O) * tb;
-  const int64_t team = std::min<int64_t>(omp_get_max_threads(), blocks);
+  const int64_t team = std::min<int64_t>(threads, blocks);
   Tensor buffer = detail::make_empty({team * per_thread}, kFloat32, device);
   float* base = buffer.data_ptr<float>();
-  split_blocks(blocks, [&](int t, int64_t b0, int64_t b1) {
+  split_blocks(blocks, threads, [&](int t, int64_t b0, int64_t b1) {
     float* v = base + t * per_thread;
     float* m = v + kPoints * g.C * tb;
     for (int64_t b = b0; b < b1; ++b) {
@@ -441,15 +443,16 @@ void backward_weights(const Tensor& dweight, const Tensor& dbias, const Tensor& 
                       const Conv2dParams& p) {
   const Geometry g(in.size(0), in.size(1), in.size(2), in.size(3), dout.size(1), dout.size(2), dout.size(3),
                    -p.pad_lo[0], -p.pad_lo[1], p.groups);
-  const int64_t tb = block_tiles(g, omp_get_max_threads());
+  const int threads = usable_threads();
+  const int64_t tb = block_tiles(g, threads);
   const int64_t blocks = (g.tiles + tb - 1) / tb;
   const int64_t sums = kPoints * g.O * g.Cg;  // one thread's dU
   const int64_t per_thread = sums + kPoints * (g.C + g.O) * tb;
-  const int64_t team = std::min<int64_t>(omp_get_max_threads(), blocks);
+  const int64_t team = std::min<int64_t>(threads, blocks);
   Tensor buffer = detail::make_empty({team * per_thread}, kFloat32, dweight.device());
   float* base = buffer.data_ptr<float>();
   const float *x = in.data_ptr<float>(), *dy = dout.data_ptr<float>();
-  const int64_t ran = split_blocks(blocks, [&](int t, int64_t b0, int64_t b1) {
+  const int64_t ran = split_blocks(blocks, threads, [&](int t, int64_t b0, int64_t b1) {
     float* du = base + t * per_thread;
     float* v = du + sums;
     float* m = v + kPoints * g.C * tb;
