@@ -11,6 +11,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "cohort/core/cpu_budget.h"
 #include "cohort/core/device.h"
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
@@ -251,8 +252,17 @@ int run_info() {
             << (backend.bfloat16 == "none" ? "no native instructions (bfloat16 computes through float32: slower)"
                                            : "native (" + backend.bfloat16 + ")")
             << "\n"
-            << "cores:    " << core_count() << "\n"
-            << "threads:  " << get_num_threads() << " intra-op\n"
+            << "float16:  "
+            << (backend.float16 == "none" ? "no native kernels (float16 computes through float32: slower)"
+                                          : "native (" + backend.float16 + ")")
+            << "\n"
+            << "cores:    " << cpu_budget() << "\n"
+            << "threads:  " << get_num_threads() << " intra-op"
+            << (get_num_threads() == 1 ? ""
+                : adaptive_threads()   ? ", fewer while other processes keep cores busy (" + std::to_string(free_cores()) +
+                                         " free now; COHORT_ADAPTIVE_THREADS=0 fixes the count)"
+                                   : " (fixed: COHORT_ADAPTIVE_THREADS=0)")
+            << "\n"
             << "devices:  " << device_count() << " (cpu:0 … cpu:" << device_count() - 1
             << "; set COHORT_CPU_DEVICES to change)\n"
             << "models:   " << join_names(models::names()) << "\n"

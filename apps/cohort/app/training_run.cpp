@@ -207,6 +207,13 @@ void open_metrics(TrainingRun& run) {
   run.metrics->write(head);
 }
 
+// "1 thread", "2 threads", or "up to 2 threads" where fewer run while other processes keep cores busy.
+std::string thread_count_phrase() {
+  const int n = get_num_threads();
+  if (n == 1) return "1 thread";
+  return (adaptive_threads() ? "up to " : "") + std::to_string(n) + " threads";
+}
+
 void announce(const TrainingRun& run) {
   if (!run.talk) return;
   const TrainConfig& config = run.config;
@@ -218,7 +225,7 @@ void announce(const TrainingRun& run) {
                 : kind == DataKind::kImages ? " test images from "
                                             : " test rows from ")
             << run.data.source << "), "
-            << get_num_threads() << " threads on " << config.devices
+            << thread_count_phrase() << " on " << config.devices
             << (world > 1 ? " in each of " + std::to_string(world) + " processes" : std::string())
             << precision_of(config).summary
             << ", output in "
