@@ -2,11 +2,14 @@
 // README.md).
 #include "cohort/ops/autocast.h"
 
+#include <atomic>
+#include <iostream>
 #include <memory>
 #include <unordered_map>
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
+#include "cohort/ops/backend.h"
 #include "ops/autocast_casts.h"
 
 namespace cohort::autocast {
@@ -31,6 +34,25 @@ void check_dtype(const char* where, DType dtype) {
                dtype);
 }
 
+// Note [Slow reduced precision]
+// A user who asks for bfloat16 or float16 autocast wants speed (and memory). On a CPU without
+// AVX512_BF16 or AMX, oneDNN computes bfloat16 products and convolutions through conversions to float32
+// and back, and float16 always does so with oneDNN 2.6: correct, but slower than float32 (ResNet-18
+// training at 0.53x on an AVX2 AMD EPYC), which nothing else would tell. So the first autocast region
+// of a process with such a dtype says so on stderr, once per dtype, with the reason
+// (slow_precision_reason in ops/backend.h). Kernels that compute in float32 and store bfloat16 would
+// keep the memory saving, but the matrix products and convolutions, most of a training step, would
+// still do float32's arithmetic plus a conversion each way: at best float32's speed, which float32
+// itself already has. cohort does not build them; the advice is float32 (BENCHMARKS.md, "bfloat16
+// without bfloat16 instructions", measures the gap).
+void warn_if_slow(DType dtype) {
+  static std::atomic<bool> warned_bf16{false}, warned_f16{false};
+  std::atomic<bool>& warned = dtype == kBFloat16 ? warned_bf16 : warned_f16;
+  if (warned.load(std::memory_order_relaxed) || computes_natively(dtype) || warned.exchange(true)) return;
+  std::cerr << "cohort: warning: autocast to " << dtype << " is slower than float32 on this CPU: "
+            << slow_precision_reason(dtype) << "; hint: train in float32 here unless the memory matters\n";
+}
+
 bool eligible(const Tensor& t) {
   return t.defined() && is_floating_point(t.dtype()) && t.dtype() != kFloat64;
 }
@@ -44,6 +66,7 @@ AutocastGuard::AutocastGuard(DType dtype, bool enabled, bool cache_enabled)
   t_state.dtype = dtype;
   t_state.cache_enabled = cache_enabled;
   increment_nesting();
+  if (enabled) warn_if_slow(dtype);
 }
 
 AutocastGuard::~AutocastGuard() {
@@ -54,11 +77,15 @@ AutocastGuard::~AutocastGuard() {
 }
 
 bool is_cpu_enabled() { return t_state.enabled; }
-void set_cpu_enabled(bool enabled) { t_state.enabled = enabled; }
+void set_cpu_enabled(bool enabled) {
+  t_state.enabled = enabled;
+  if (enabled) warn_if_slow(t_state.dtype);
+}
 DType get_autocast_cpu_dtype() { return t_state.dtype; }
 void set_autocast_cpu_dtype(DType dtype) {
   check_dtype("set_autocast_cpu_dtype", dtype);
   t_state.dtype = dtype;
+  if (t_state.enabled) warn_if_slow(dtype);
 }
 bool is_autocast_cache_enabled() { return t_state.cache_enabled; }
 void set_autocast_cache_enabled(bool enabled) { t_state.cache_enabled = enabled; }

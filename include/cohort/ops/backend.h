@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "cohort/core/dtype.h"
+
 namespace cohort {
 
 struct BackendInfo {
@@ -15,9 +17,19 @@ struct BackendInfo {
   // bfloat16 and accumulate in float32), or "none" where the CPU has neither: bfloat16 then computes
   // through float32 conversions, correct but slower than float32 itself.
   std::string bfloat16;
+  // How float16 computes here: always "none" with oneDNN 2.6, whose CPU matrix products and
+  // convolutions take no float16: it computes through float32 conversions, slower than float32.
+  std::string float16;
 };
 
 BackendInfo backend_info();
+
+// Whether this CPU computes `dtype` (kBFloat16 or kFloat16) natively, i.e. faster than float32; and,
+// where it does not, why, in one clause for a warning (empty when native).
+// Autocast to such a dtype warns once per process with it (Note [Slow reduced precision] in
+// src/ops/autocast.cpp).
+bool computes_natively(DType dtype);
+std::string slow_precision_reason(DType dtype);
 
 // The algorithm of float32 convolutions on the CPU (the role of PyTorch's torch.backends flags).
 // Winograd F(4x4, 3x3) needs about a quarter of direct convolution's multiplications, so it is 1.5x
