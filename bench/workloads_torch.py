@@ -10,9 +10,11 @@ bench/setup_peers.sh makes), with OMP_NUM_THREADS=<threads>.
 dynamo compiles the forward and backward graphs and the optimizer's update, with graph breaks at backward()
 (the epoch workload compiles its per-batch step, DCGAN its networks and updates one by one). At least 3
 warm-up steps run: the first compiles, and the next ones recompile where the optimizer's state appears. The
-line then ends with "graphs <g> timed_compiles <c>": the graphs dynamo compiled, and how many of them it
-compiled during the timed steps (should be 0). Where compiling cannot apply (torch 1.13, a bare matmul) or
+line then ends with "graphs <g> timed_compiles <c> vec_isa <isa>": the graphs dynamo compiled, how many of
+them it compiled during the timed steps (should be 0), and the vector ISA of inductor's kernels ("none":
+scalar; see prepare_inductor). Where compiling cannot apply (torch 1.13, a bare matmul) or
 fails, the line is "<name> threads <t> skipped <reason>" instead."""
+import glob
 import os
 import resource
 import statistics
@@ -33,7 +35,7 @@ compiled = lambda fn: fn  # noqa: E731
 
 # The workloads --compile leaves alone, and why: inductor hands a lone matmul to the same BLAS call eager
 # makes, so the column would only time dynamo's guards.
-NOT_COMPILED = {name: "a single matmul, nothing for torch.compile to fuse"
+NOT_COMPILED = {name: "a single matmul, nothing to fuse"
                 for name in ("W5_sgemm_512", "W5_sgemm_1024", "W5_sgemm_2048", "W7_bf16_sgemm_2048")}
 
 
@@ -212,6 +214,30 @@ WORKLOADS = {
 }
 
 
+def prepare_inductor():
+    """Makes inductor link its C++ kernels against this torch, and returns the vector ISA it will generate
+    code for ("none": scalar code). Inductor puts Python's LIBDIR ahead of torch's own directory on the link
+    line; Debian's python3 has LIBDIR /usr/lib/x86_64-linux-gnu, where libtorch-dev installs libtorch 1.13,
+    so the kernels link against that torch, inductor's probe of the ISA fails to load, and every kernel is
+    scalar (the blitz CNN step then ran 1.5x slower). Naming this torch's directory first fixes it. Inductor's
+    cache moves into the venv: the default one may hold the probe linked the wrong way, under the same key."""
+    import sysconfig
+    import torch._inductor.config as inductor
+    from torch.utils.cpp_extension import TORCH_LIB_PATH
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(sys.prefix, "inductor-cache")
+    libdir = sysconfig.get_config_var("LIBDIR") or ""
+    if (glob.glob(os.path.join(libdir, "libtorch_cpu.so*"))
+            and os.path.realpath(libdir) != os.path.realpath(TORCH_LIB_PATH)):
+        cxx = inductor.cpp.cxx[-1] if isinstance(inductor.cpp.cxx, tuple) else inductor.cpp.cxx
+        inductor.cpp.cxx = (None, f"{cxx} -L{TORCH_LIB_PATH}")
+    try:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+    except ImportError:  # before 2.4
+        from torch._inductor.codecache import pick_vec_isa
+    isa = pick_vec_isa()
+    return str(isa).replace(" ", "+") if isa else "none"
+
+
 def compiled_graphs():
     """The graphs dynamo has compiled in this process so far."""
     from torch._dynamo.utils import counters
@@ -238,6 +264,7 @@ def main():
             return
         compiled = torch.compile
         warmup = max(warmup, 3)
+        vec_isa = prepare_inductor()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     step = WORKLOADS[name]()
@@ -261,7 +288,7 @@ def main():
     line = f"{name} threads {threads} median_ms {statistics.median(times):.4f} reps {reps} peak_rss_kb {rss}"
     if compile_:
         graphs = compiled_graphs()
-        line += f" graphs {graphs} timed_compiles {graphs - graphs_before}"
+        line += f" graphs {graphs} timed_compiles {graphs - graphs_before} vec_isa {vec_isa}"
     print(line)
 
 
