@@ -15,25 +15,33 @@
 # pulls in several GiB of CUDA libraries that a CPU run loads but never uses.
 set -euo pipefail
 
+bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 venv=${COHORT_BENCH_VENV:-$HOME/.cache/cohort/bench-venv}
 requirement=${COHORT_BENCH_TORCH:-torch>=2,<3}
 base_python=/usr/bin/python3  # Debian's: python3-dev gives it the headers inductor compiles against
 cpu_index=https://download.pytorch.org/whl/cpu
 pypi_index=${PIP_INDEX_URL:-https://pypi.org/simple}
 
-# A compiled function that inductor turns into C++ (the fused add, mul and relu), built with g++ and run.
+# A compiled function that inductor turns into C++ (the fused add, mul and relu), built with g++ and run,
+# set up as workloads_torch.py --compile sets inductor up. Prints torch's version and the vector ISA of
+# inductor's kernels.
 check_venv() {
-  "$venv/bin/python" - <<'EOF'
+  "$venv/bin/python" - "$bench" <<'EOF'
+import sys
 import torch
 assert int(torch.__version__.split(".")[0]) >= 2, f"torch {torch.__version__} is not 2.x"
 import numpy  # noqa: F401  (bench/train_fashion_torch.py reads the data set with it)
+sys.path.insert(0, sys.argv[1])
+from workloads_torch import prepare_inductor
+
+isa = prepare_inductor()
 
 def f(x):
     return torch.relu(x * 2 + 1)
 
 x = torch.randn(1000)
 torch.testing.assert_close(torch.compile(f)(x), f(x))
-print(torch.__version__)
+print(torch.__version__, isa)
 EOF
 }
 
@@ -44,8 +52,17 @@ urllib.request.urlopen(sys.argv[1], timeout=20).read(1)
 EOF
 }
 
-if [[ -x $venv/bin/python ]] && version=$(check_venv 2>/dev/null | tail -n1); then
-  echo "setup_peers: $venv already has torch $version with a working torch.compile; nothing to do"
+# "none": inductor found no vector ISA it can build and load, and its kernels are scalar; workloads_torch.py
+# notes it on every compiled row.
+report() {
+  local version=$1 isa=$2
+  echo "setup_peers: $venv: torch $version, torch.compile works, its kernels vectorised for: $isa"
+  [[ $isa != none ]] || echo "setup_peers: warning: inductor generates scalar kernels here, which makes torch.compile slower than it is elsewhere" >&2
+}
+
+if [[ -x $venv/bin/python ]] && found=$(check_venv 2>/dev/null | tail -n1); then
+  report $found
+  echo "setup_peers: nothing to do"
   exit 0
 fi
 
@@ -84,10 +101,11 @@ before=$("${pip[@]}" list --format=freeze)
 "${pip[@]}" install --quiet "${index[@]}" "$requirement" numpy
 after=$("${pip[@]}" list --format=freeze)
 
-if ! version=$(check_venv | tail -n1); then
+if ! found=$(check_venv | tail -n1); then
   echo "setup_peers: torch is installed in $venv but the torch.compile check above failed" >&2
   exit 1
 fi
 echo "setup_peers: installed (package==version):"
 comm -13 <(sort <<<"$before") <(sort <<<"$after") | sed 's/^/  /'
-echo "setup_peers: torch $version, torch.compile works; bench/compare now fills the torch 2.x columns"
+report $found
+echo "setup_peers: bench/compare now fills the torch 2.x columns"
