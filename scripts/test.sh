@@ -47,7 +47,7 @@ echo "== ThreadSanitizer: data loader, data parallelism, autograd engine, device
 cmake -S . -B build-tsan "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE_THREAD=ON \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=OFF -DCOHORT_BUILD_APPS=OFF
 cmake --build build-tsan -j"$jobs" --target cohort_tests
-tsan_run=(env OMP_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+tsan_run=(env OMP_NUM_THREADS=1 COHORT_ADAPTIVE_THREADS=0 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
           taskset -c 0 build-tsan/cohort_tests --gtest_brief=1)
 if [[ $level == default ]]; then
   exec "${tsan_run[@]}"

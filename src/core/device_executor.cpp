@@ -191,7 +191,10 @@ void run_on_devices(const std::vector<Device>& devices, const std::vector<std::f
                " devices and ", jobs.size(), " jobs");
   for (const Device& d : devices) check_device(d, "run_on_devices");
   if (jobs.empty()) return;
-  if (detail::DeviceExecutor::current()) {
+  // On an executor's thread (that thread is busy running the caller), or with fewer free cores than
+  // jobs (Note [Threads on a busy machine]: a job whose thread lost its core would hold up the
+  // others), the jobs run here, one after the other.
+  if (detail::DeviceExecutor::current() || (adaptive_threads() && free_cores() < static_cast<int>(jobs.size()))) {
     for (const auto& job : jobs) job();
     return;
   }

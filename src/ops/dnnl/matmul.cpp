@@ -187,8 +187,8 @@ bool run_dnnl(const Tensor& c, const Tensor& a, const Tensor& b, float alpha, fl
   // both are expanded over the batch (stride 0), one of them is materialised.
   if (ac.stride(0) == 0 && bc.stride(0) == 0 && c.size(0) > 1) ac = ac.contiguous();
   const double flops = 2.0 * static_cast<double>(c.numel()) * static_cast<double>(a.size(2));
+  DnnlThreadsGuard guard(dnnl_threads_for(flops, kMatmulGrainFlops));  // sgemm runs on OpenMP too
   if (!native && !bias && flops >= kSgemmFlops && try_sgemm(c, ac, bc, alpha, beta)) return true;
-  DnnlThreadsGuard guard(dnnl_threads_for(flops, kMatmulGrainFlops));
   Prepared* prep = nullptr;
   try {
     prep = &cached(c, ac, bc, alpha, beta, bias != nullptr);
