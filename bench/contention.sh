@@ -9,18 +9,21 @@
 #   bash bench/contention.sh                       # all workloads and conditions, 2 rounds
 #   bash bench/contention.sh --only 'main|dp2' --conditions 'hog' --rounds 3 --build build
 #
-# Workloads: main (LeNet on Fashion-MNIST, cohort train --limit 6400 --epochs 1: the README's main
+# Workloads: main (LeNet on Fashion-MNIST, cohort train --limit 19200 --epochs 1: the README's main
 # job), dp2 (the same with DataParallel over cpu:0,cpu:1), ddp2 (the same in 2 processes through
 # cohort launch), resnet18 (bench/workloads W4_resnet18_train_b32: a ResNet-18 training step at batch
 # 32), transformer (W6_transformer_layer_d512_s64_b32: one encoder layer, forward and backward).
-# The hog is `python3 -c 'while True: pass'`, started before each measurement and stopped after it.
+# The hog is `python3 -c 'while True: pass'`, started before each measurement and stopped after it;
+# hog2 is two of them (every core busy, as beside a parallel build).
+# dp2 and ddp2 are compared with themselves at --threads 1 (the thread policy's effect); main says how
+# fast one process with one thread is in the same condition.
 # The quota condition needs root and a writable cgroup cpu controller (v1 or v2); it is skipped with a
 # message otherwise. PyTorch columns need Debian's python3-torch (scripts/install-deps.sh --oracle).
 # Needs build/cohort (the README's build) and the bench programs (built here into --bench-build).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-only="" conditions="idle hog quota" rounds=2 build=build bench_build=/tmp/build-bench
+only="" conditions="idle hog hog2 quota" rounds=2 build=build bench_build=/tmp/build-bench
 while (($#)); do
   case $1 in
     --only) only=$2; shift 2 ;;
@@ -50,7 +53,7 @@ tmp=$(mktemp -d /tmp/contention.XXXXXX)
 cgroup=""
 hog=""
 cleanup() {
-  [[ -n $hog ]] && kill "$hog" 2>/dev/null
+  [[ -n $hog ]] && kill $hog 2>/dev/null
   [[ -n $cgroup ]] && rmdir "$cgroup" 2>/dev/null
   rm -rf "$tmp"
 }
@@ -77,17 +80,18 @@ run_in() {
   local condition=$1; shift
   case $condition in
     idle) "$@" ;;
-    hog)
-      "$python" -c 'while True: pass' & hog=$!
-      sleep 0.5  # the hog is running, and cohort's first look at the load sees it
+    hog|hog2)
+      local n=1; [[ $condition == hog2 ]] && n=2
+      for ((i = 0; i < n; ++i)); do "$python" -c 'while True: pass' & hog+=" $!"; done
+      sleep 0.5  # the hogs are running when the measured program starts
       "$@"; local rc=$?
-      kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null || true; hog=""
+      kill $hog 2>/dev/null; wait $hog 2>/dev/null || true; hog=""
       return $rc ;;
     quota) sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cgroup" "$@" ;;
   esac
 }
 
-main_flags=(train --model lenet --dataset fashion-mnist --limit 6400 --epochs 1 --batch-size 64 --workers 0
+main_flags=(train --model lenet --dataset fashion-mnist --limit 19200 --epochs 1 --batch-size 64 --workers 0
             --no-progress --overwrite)
 epoch_rate() { "$python" -c 'import json,sys
 print(round([r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "epoch"][-1]["images_per_s"]))' "$1/metrics.jsonl"; }
@@ -105,14 +109,16 @@ measure() {
   case $workload in
     main|dp2|ddp2)
       local cmd=("$build/cohort" "${main_flags[@]}" --out "$out" "${threads[@]}")
-      if [[ $workload == dp2 && $mode != one ]]; then cmd+=(--devices cpu:0,cpu:1); fi
-      if [[ $workload == ddp2 && $mode != one ]]; then
-        # Each rank's default is its share of the cores, fixed or not: no --threads.
-        cmd=("$build/cohort" launch --nproc-per-node 2 -- "$build/cohort" "${main_flags[@]}" --out "$out")
+      # Two devices even where the quota counts one core (the default would be one device).
+      if [[ $workload == dp2 ]]; then env+=(COHORT_CPU_DEVICES=2); cmd+=(--devices cpu:0,cpu:1); fi
+      if [[ $workload == ddp2 ]]; then
+        # A rank's default is its share of the cores, fixed or not: --threads only for "one".
+        [[ $mode == one ]] || threads=()
+        cmd=("$build/cohort" launch --nproc-per-node 2 -- "$build/cohort" "${main_flags[@]}" --out "$out" "${threads[@]}")
       fi
       if [[ $mode == torch* ]]; then
         local t=1; [[ $mode == torchN ]] && t=$cpus
-        run_in "$condition" env OMP_NUM_THREADS=$t "$python" bench/train_fashion_torch.py --epochs 1 --limit 6400 \
+        run_in "$condition" env OMP_NUM_THREADS=$t "$python" bench/train_fashion_torch.py --epochs 1 --limit 19200 \
           --threads "$t" > "$out.torch" 2>/dev/null
         "$python" -c 'import json,sys; print(round(json.loads(open(sys.argv[1]).read().splitlines()[-1])["epochs"][-1]["images_per_s"]))' "$out.torch"
         return

@@ -67,8 +67,9 @@ def main():
     torch.set_num_threads(args.threads)
     train, test = load(args.data_dir, True), load(args.data_dir, False)
     if args.limit:
-        train = torch.utils.data.Subset(train, range(args.limit))
-        test = torch.utils.data.Subset(test, range(args.limit))
+        # As cohort train --limit: the first N of each set, or all of a set that is smaller.
+        train = torch.utils.data.Subset(train, range(min(args.limit, len(train))))
+        test = torch.utils.data.Subset(test, range(min(args.limit, len(test))))
     train_loader = torch.utils.data.DataLoader(train, batch_size=args.batch_size, shuffle=True)
     test_loader = torch.utils.data.DataLoader(test, batch_size=256)
     net = LeNet()

@@ -15,9 +15,7 @@
 // queued during the pass run on the calling thread at its end. Executors run with their device's
 // share of the intra-op threads, and so does the calling thread while a graph spans several devices
 // (Note [Threads per device] in src/core/threads.cpp), so a data-parallel backward never starts more
-// threads than cores. When fewer cores are free than the graph has devices (other processes hold
-// the rest: Note [Threads on a busy machine] in src/core/free_cores.cpp), a pass started on a user's
-// thread runs every node there instead: a device's thread that lost its core would hold up the others.
+// threads than cores.
 // A pass started on an executor's thread queues its own device's nodes on that executor and waits in
 // run_ranked_until, which keeps running them (and the device's other ready nodes): waiting for work
 // queued to its own thread cannot block it.
@@ -79,9 +77,6 @@ struct GraphTask {
   // Set when backward() was called on an executor's thread: the owner's nodes are queued there, and
   // the owner waits in run_ranked_until(finished) instead of on cv.
   detail::DeviceExecutor* owner_executor = nullptr;
-  // Every node runs on the calling thread, whatever its device: fewer cores are free than devices
-  // in the graph (Note [Threads on a busy machine]; run_on_devices does the same).
-  bool all_local = false;
   std::atomic<bool> finished{false};
   bool create_graph = false;
   // The caller's autocast state: a node runs as it would on the caller's thread, wherever it runs.
@@ -275,7 +270,7 @@ void execute(GraphTask* task, Node* node) {
 
 void schedule(GraphTask* task, Node* node) {
   ++task->outstanding;
-  if ((node->device() == task->owner_device || task->all_local) && !task->owner_executor) {
+  if (node->device() == task->owner_device && !task->owner_executor) {
     task->local_ready.push(ReadyItem{node->sequence_nr(), node});
     task->signals.fetch_add(1, std::memory_order_release);
     task->cv.notify_all();
@@ -325,12 +320,10 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
   for (auto& r : roots)
     if (seen.insert(r.get()).second) stack.push_back(r.get());
   bool multi_device = false;
-  std::unordered_set<int> devices;
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     multi_device = multi_device || n->device() != task->owner_device;
-    if (multi_device) devices.insert(n->device().index());
     for (const auto& next : n->next_functions()) {
       if (!next) continue;
       ++task->dependencies[next.get()];
@@ -354,11 +347,6 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
   }
 
   // The calling thread works for the owner device in this pass; see Note [Threads per device].
-  if (multi_device && !task->owner_executor && adaptive_threads()) {
-    devices.insert(task->owner_device.index());
-    task->all_local = free_cores() < static_cast<int>(devices.size());
-  }
-  multi_device = multi_device && !task->all_local;
   const int caller_threads = get_num_threads();
   if (multi_device) set_num_threads(device_num_threads(task->owner_device));
   {

@@ -191,10 +191,11 @@ void run_on_devices(const std::vector<Device>& devices, const std::vector<std::f
                " devices and ", jobs.size(), " jobs");
   for (const Device& d : devices) check_device(d, "run_on_devices");
   if (jobs.empty()) return;
-  // On an executor's thread (that thread is busy running the caller), or with fewer free cores than
-  // jobs (Note [Threads on a busy machine]: a job whose thread lost its core would hold up the
-  // others), the jobs run here, one after the other.
-  if (detail::DeviceExecutor::current() || (adaptive_threads() && free_cores() < static_cast<int>(jobs.size()))) {
+  // On an executor's thread (that thread is busy running the caller) the jobs run here, one after the
+  // other. With fewer free cores than jobs they still run at once: each job is one thread with no
+  // barrier inside it (its share is one thread then), and the step waits for the slowest only once
+  // (Note [Threads on a busy machine] says what that measured).
+  if (detail::DeviceExecutor::current()) {
     for (const auto& job : jobs) job();
     return;
   }

@@ -23,6 +23,13 @@
 // the count at every look. free_cores() = min(core_count(), affinity CPUs - taken), at least 1; and
 // usable_threads(), the team an op starts, is min(get_num_threads(), free_cores()).
 //
+// What is limited is the team inside one op, not the devices' threads: DataParallel's replicas still
+// run at once, one thread each, beside other work. A replica has no barrier inside it, the step
+// waits for the slower one only once, and its threads get their share of the machine. With the
+// replicas run in turn on the caller's thread instead, LeNet on 2 devices trained at 14.4k and 11.3k
+// images/s beside one and two CPU-bound processes, against 17.8k and 18.3k with them at once
+// (Sapphire Rapids, 2 vCPUs, 6400 images, 3 rounds of bench/contention.sh; its noise is about 15%).
+//
 // get_num_threads() stays what the user set (as libtorch's does): the limit. When the other work
 // ends, the next look gives the cores back. Several cohort processes on one machine (DDP ranks,
 // two trainings) each see the others and settle on their shares. Measured alternatives (Zen 3 and

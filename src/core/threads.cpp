@@ -94,7 +94,7 @@ void set_num_threads(int n) {
   static std::atomic<bool> warned{false};
   if (n > core_count() && !warned.exchange(true)) {
     std::cerr << "cohort: warning: " << n << " intra-op threads on " << core_count()
-              << " cores; threads will compete for cores\n";
+              << (core_count() == 1 ? " core" : " cores") << "; threads will compete for cores\n";
   }
   omp_set_num_threads(n);
 }

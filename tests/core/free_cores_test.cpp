@@ -1,7 +1,6 @@
 // The cores other processes leave free and the thread count that follows them (src/core/free_cores.cpp,
 // Note [Threads on a busy machine]): the rounding, the /proc/stat reading, and a real competing process.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,58 +97,6 @@ TEST(FreeCores, ACompetingProcessTakesACore) {
   set_num_threads(before);
   set_adaptive_threads(was);
   EXPECT_TRUE(dropped) << "free_cores() stayed at " << core_count() << " beside a CPU-bound process";
-}
-
-// One free core for two devices: run_on_devices runs both jobs on the calling thread, and a backward
-// pass over two devices runs every node there (a device thread that lost its core would hold up the
-// other). The process is pinned to one CPU for the test, so one core is free.
-class OneFreeCore : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(sched_getaffinity(0, sizeof(saved_), &saved_), 0);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &saved_)) {
-        CPU_SET(c, &one);
-        break;
-      }
-    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
-    was_ = adaptive_threads();
-    set_adaptive_threads(true);
-    devices_ = device_count();
-    set_device_count(2);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the next look sees the new mask
-    ASSERT_EQ(free_cores(), 1);
-  }
-  void TearDown() override {
-    sched_setaffinity(0, sizeof(saved_), &saved_);
-    set_device_count(devices_);
-    set_adaptive_threads(was_);
-  }
-
- private:
-  cpu_set_t saved_;
-  bool was_ = true;
-  int devices_ = 1;
-};
-
-TEST_F(OneFreeCore, RunOnDevicesRunsTheJobsOnTheCallingThread) {
-  std::vector<std::thread::id> ran(2);
-  run_on_devices({Device("cpu:0"), Device("cpu:1")}, {[&] { ran[0] = std::this_thread::get_id(); },
-                                                      [&] { ran[1] = std::this_thread::get_id(); }});
-  EXPECT_EQ(ran[0], std::this_thread::get_id());
-  EXPECT_EQ(ran[1], std::this_thread::get_id());
-}
-
-TEST_F(OneFreeCore, ABackwardOverTwoDevicesRunsOnTheCallingThread) {
-  Tensor w = randn({4}, requires_grad());
-  Tensor remote = w.to(Device("cpu:1")) * 1;
-  std::thread::id hook_thread;
-  remote.register_hook([&](const Tensor&) { hook_thread = std::this_thread::get_id(); });
-  (remote * 2).sum().to(Device("cpu:0")).backward();
-  EXPECT_EQ(hook_thread, std::this_thread::get_id());
-  EXPECT_TRUE(w.grad().allclose(full({4}, 2.0)));
 }
 
 }  // namespace

@@ -56,9 +56,8 @@ void divide_threads_among(const std::vector<Device>& devices);
 // that also run those devices' backward nodes; each with its device's share of the cores (the
 // shares are divided among `devices` first). Returns when every job has returned. Called on an
 // executor's thread (a nested call), it runs the jobs there, one after the other: that thread is
-// busy running the caller; and so it does, on the calling thread, when fewer cores are free than
-// there are jobs (free_cores(), with adaptive threads). Jobs must not throw (catch inside them).
-// Throws DeviceError for an invalid device and Error when the sizes differ.
+// busy running the caller. Jobs must not throw (catch inside them). Throws DeviceError for an
+// invalid device and Error when the sizes differ.
 void run_on_devices(const std::vector<Device>& devices, const std::vector<std::function<void()>>& jobs);
 // Whether the calling thread is a device's executor thread (inside one of its jobs).
 bool on_device_thread();
