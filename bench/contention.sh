@@ -18,7 +18,9 @@
 # dp2 and ddp2 are compared with themselves at --threads 1 (the thread policy's effect); main says how
 # fast one process with one thread is in the same condition.
 # The quota condition needs root and a writable cgroup cpu controller (v1 or v2); it is skipped with a
-# message otherwise. PyTorch columns need Debian's python3-torch (scripts/install-deps.sh --oracle).
+# message otherwise. PyTorch 1.13 columns need Debian's python3-torch (scripts/install-deps.sh --oracle),
+# PyTorch 2.x columns the venv of bench/setup_peers.sh (eager: torch.compile's minutes of compiling
+# per process would swamp these runs).
 # Needs build/cohort (the README's build) and the bench programs (built here into --bench-build).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -47,7 +49,11 @@ cmake --build "$bench_build" -j2 --target workloads >/dev/null
 
 python=/usr/bin/python3
 have_torch=1
-"$python" -c 'import torch' 2>/dev/null || { have_torch=0; echo "contention.sh: no python3-torch; cohort only" >&2; }
+"$python" -c 'import torch' 2>/dev/null || { have_torch=0; echo "contention.sh: no python3-torch; no PyTorch 1.13 columns" >&2; }
+# PyTorch 2.x from bench/setup_peers.sh's venv, when it is there (this script installs nothing).
+python2=${COHORT_BENCH_VENV:-$HOME/.cache/cohort/bench-venv}/bin/python
+have_torch2=1
+"$python2" -c 'import torch' 2>/dev/null || { have_torch2=0; echo "contention.sh: no PyTorch 2.x venv (bash bench/setup_peers.sh); no PyTorch 2.x columns" >&2; }
 cpus=$(nproc)
 tmp=$(mktemp -d /tmp/contention.XXXXXX)
 cgroup=""
@@ -98,7 +104,7 @@ print(round([r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "epoc
 
 # One measurement: images (or samples) per second of `workload` with `mode` in `condition`.
 #   mode: one (1 thread), default (cohort's default), fixed (adaptive off, one thread per CPU: the old
-#   default), torch1 / torchN (PyTorch 1.13 with 1 or $cpus threads).
+#   default), torch1 / torchN (PyTorch 1.13 with 1 or $cpus threads), t2one / t2N (PyTorch 2.x, eager).
 measure() {
   local workload=$1 mode=$2 condition=$3 out=$tmp/run
   local env=(env) threads=()
@@ -116,9 +122,9 @@ measure() {
         [[ $mode == one ]] || threads=()
         cmd=("$build/cohort" launch --nproc-per-node 2 -- "$build/cohort" "${main_flags[@]}" --out "$out" "${threads[@]}")
       fi
-      if [[ $mode == torch* ]]; then
-        local t=1; [[ $mode == torchN ]] && t=$cpus
-        run_in "$condition" env OMP_NUM_THREADS=$t "$python" bench/train_fashion_torch.py --epochs 1 --limit 19200 \
+      if [[ $mode == torch* || $mode == t2* ]]; then
+        local t=1 py=$python; [[ $mode == *N ]] && t=$cpus; [[ $mode == t2* ]] && py=$python2
+        run_in "$condition" env OMP_NUM_THREADS=$t "$py" bench/train_fashion_torch.py --epochs 1 --limit 19200 \
           --threads "$t" > "$out.torch" 2>/dev/null
         "$python" -c 'import json,sys; print(round(json.loads(open(sys.argv[1]).read().splitlines()[-1])["epochs"][-1]["images_per_s"]))' "$out.torch"
         return
@@ -128,10 +134,10 @@ measure() {
     resnet18|transformer)
       local name=W4_resnet18_train_b32 reps=4 warm=1
       [[ $workload == transformer ]] && name=W6_transformer_layer_d512_s64_b32 reps=6 warm=2
-      local t=$cpus; [[ $mode == one || $mode == torch1 ]] && t=1
-      local line
-      if [[ $mode == torch* ]]; then
-        line=$(run_in "$condition" env OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$python" bench/workloads_torch.py "$name" "$t" "$reps" "$warm")
+      local t=$cpus; [[ $mode == one || $mode == torch1 || $mode == t2one ]] && t=1
+      local line py=$python; [[ $mode == t2* ]] && py=$python2
+      if [[ $mode == torch* || $mode == t2* ]]; then
+        line=$(run_in "$condition" env OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$py" bench/workloads_torch.py "$name" "$t" "$reps" "$warm")
       else
         line=$(run_in "$condition" "${env[@]}" "$bench_build/workloads" "$name" "$t" "$reps" "$warm")
       fi
@@ -145,8 +151,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
 echo "$(lscpu | sed -n 's/^Model name: *//p'), $cpus CPUs; load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
 echo "median images/s (samples/s for transformer) over $rounds rounds; ratios to 1 thread of the same library in the same condition"
 echo
-echo "| workload | condition | cohort 1 thread | cohort default | default/1 | cohort fixed $cpus (adaptive off) | fixed/1 | torch 1.13 1 thread | torch 1.13 $cpus threads | torch $cpus/1 |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| workload | condition | cohort 1 thread | cohort default | default/1 | cohort fixed $cpus (adaptive off) | fixed/1 | torch 1.13 1 thread | torch 1.13 $cpus threads | torch $cpus/1 | torch 2 1 thread | torch 2 $cpus threads | torch 2 $cpus/1 |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for condition in $conditions; do
   if [[ $condition == quota ]] && ! make_cgroup >/dev/null; then
     echo "contention.sh: skipping the quota condition: cannot make a cgroup with a CPU quota (needs root and a writable cpu controller)" >&2
@@ -156,13 +162,15 @@ for condition in $conditions; do
     [[ -n $only && ! $workload =~ $only ]] && continue
     modes="one default fixed"
     ((have_torch)) && [[ $workload != dp2 && $workload != ddp2 ]] && modes+=" torch1 torchN"
+    ((have_torch2)) && [[ $workload != dp2 && $workload != ddp2 ]] && modes+=" t2one t2N"
     declare -A all=()
     for ((r = 0; r < rounds; ++r)); do
       for mode in $modes; do all[$mode]+=" $(measure "$workload" "$mode" "$condition")"; done
     done
     one=$(median <<<"${all[one]}") def=$(median <<<"${all[default]}") fix=$(median <<<"${all[fixed]}")
     t1=$(median <<<"${all[torch1]:-}") tn=$(median <<<"${all[torchN]:-}")
-    echo "| $workload | $condition | $one | $def | $(ratio "$def" "$one") | $fix | $(ratio "$fix" "$one") | $t1 | $tn | $(ratio "$tn" "$t1") |"
+    u1=$(median <<<"${all[t2one]:-}") un=$(median <<<"${all[t2N]:-}")
+    echo "| $workload | $condition | $one | $def | $(ratio "$def" "$one") | $fix | $(ratio "$fix" "$one") | $t1 | $tn | $(ratio "$tn" "$t1") | $u1 | $un | $(ratio "$un" "$u1") |"
     unset all
   done
 done

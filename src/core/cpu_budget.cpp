@@ -164,7 +164,7 @@ std::optional<CpuQuota> tightest_quota(const std::string& proc_self_cgroup, cons
 int affinity_count() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 std::string cpus_text(double cpus) {
@@ -188,6 +188,17 @@ std::optional<CpuQuota> cgroup_cpu_quota(const std::string& proc_self_cgroup, co
   std::optional<CpuQuota> v2 = tightest_quota(proc_self_cgroup, mountinfo, false);
   if (v1 && v2) return v1->cpus <= v2->cpus ? v1 : v2;
   return v1 ? v1 : v2;
+}
+
+std::vector<int> affinity_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.empty())
+    for (int c = 0; c < affinity_count(); ++c) cpus.push_back(c);
+  return cpus;
 }
 
 int budget_cores(int affinity_cpus, const std::optional<CpuQuota>& quota) {

@@ -110,17 +110,6 @@ void check_device(Device d, const char* op) {
 
 namespace {
 
-std::vector<int> affinity_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  if (cpus.empty())
-    for (int c = 0; c < core_count(); ++c) cpus.push_back(c);
-  return cpus;
-}
-
 std::string human_bytes(int64_t n) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(n);
@@ -145,7 +134,7 @@ void print_cpus(std::ostream& os, const std::vector<int>& cpus) {
 
 DeviceProperties device_properties(Device d) {
   check_device(d, "device_properties");
-  const std::vector<int> all = affinity_cpus();
+  const std::vector<int> all = detail::affinity_cpus();
   const int c = static_cast<int>(all.size()), n = device_count(), i = d.index();
   DeviceProperties p;
   p.device = d;

@@ -52,7 +52,6 @@
 #include <string>
 #include <vector>
 
-#include <sched.h>
 
 #include "cohort/core/cpu_budget.h"
 #include "cohort/core/device.h"
@@ -126,15 +125,6 @@ std::atomic<bool>& adaptive_flag() {
   return on;
 }
 
-std::vector<int> affinity_cpu_list() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 std::string read_proc_stat() {
   std::ifstream in("/proc/stat");
   std::ostringstream s;
@@ -157,7 +147,7 @@ struct Meter {
     std::unique_lock<std::mutex> l(looking, std::try_to_lock);
     if (!l.owns_lock()) return;
     static const long ticks = std::max(1L, sysconf(_SC_CLK_TCK));
-    cpus = affinity_cpu_list();
+    cpus = detail::affinity_cpus();
     const double wall = seconds_of(CLOCK_MONOTONIC), own = seconds_of(CLOCK_PROCESS_CPUTIME_ID);
     const std::string stat = read_proc_stat();
     const double idle = detail::idle_seconds(stat, cpus, ticks);

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cohort {
 
@@ -38,6 +39,9 @@ namespace detail {
 std::optional<CpuQuota> cgroup_cpu_quota(const std::string& proc_self_cgroup, const std::string& mountinfo);
 // Cores for an affinity count and a quota: min(affinity, ceil(quota cpus)), at least 1.
 int budget_cores(int affinity_cpus, const std::optional<CpuQuota>& quota);
+// The OS numbers of the CPUs in the affinity mask, in order (0 .. n-1 of the machine's when the mask
+// cannot be read).
+std::vector<int> affinity_cpus();
 }  // namespace detail
 
 }  // namespace cohort
