@@ -203,7 +203,8 @@ std::vector<int> affinity_cpus() {
 
 int budget_cores(int affinity_cpus, const std::optional<CpuQuota>& quota) {
   int cores = std::max(1, affinity_cpus);
-  if (quota) cores = std::min(cores, std::max(1, static_cast<int>(std::ceil(quota->cpus - 1e-9))));
+  // Clamped before the cast: a quota may allow billions of CPUs (a huge quota over a short period).
+  if (quota) cores = std::max(1, static_cast<int>(std::ceil(std::min<double>(quota->cpus, cores) - 1e-9)));
   return cores;
 }
 

@@ -52,7 +52,6 @@
 #include <string>
 #include <vector>
 
-
 #include "cohort/core/cpu_budget.h"
 #include "cohort/core/device.h"
 #include "cohort/core/threads.h"
@@ -141,13 +140,12 @@ struct Meter {
   std::atomic<int> free{0};  // 0: not measured yet
   double last_wall = 0, last_idle = 0, last_own = 0;
   bool has_baseline = false;
-  std::vector<int> cpus;
 
   void look() {
     std::unique_lock<std::mutex> l(looking, std::try_to_lock);
     if (!l.owns_lock()) return;
     static const long ticks = std::max(1L, sysconf(_SC_CLK_TCK));
-    cpus = detail::affinity_cpus();
+    const std::vector<int> cpus = detail::affinity_cpus();
     const double wall = seconds_of(CLOCK_MONOTONIC), own = seconds_of(CLOCK_PROCESS_CPUTIME_ID);
     const std::string stat = read_proc_stat();
     const double idle = detail::idle_seconds(stat, cpus, ticks);

@@ -105,6 +105,7 @@ TEST_F(CgroupTree, NoQuotaAnywhere) {
   EXPECT_FALSE(detail::cgroup_cpu_quota("", "").has_value());
   EXPECT_FALSE(detail::cgroup_cpu_quota("0::/job\n", "garbage line\n- - -\n").has_value());
   EXPECT_EQ(detail::budget_cores(6, std::nullopt), 6);
+  EXPECT_EQ(detail::budget_cores(6, CpuQuota{1e12, "cgroup v1", "/", ""}), 6);  // a quota above the CPUs
 }
 
 // Hybrid hierarchies: the tighter of the v1 cpu controller's quota and v2's.
