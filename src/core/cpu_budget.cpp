@@ -24,23 +24,16 @@
 #include <sched.h>
 
 #include <cmath>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "core/proc_files.h"
+
 namespace cohort {
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;
@@ -119,13 +112,13 @@ std::optional<CpuQuota> quota_in(const std::string& dir, bool v1) {
   long long quota = 0, period = 0;
   std::string setting;
   if (v1) {
-    auto q = parse_integer(read_text(dir + "/cpu.cfs_quota_us"));
-    auto p = parse_integer(read_text(dir + "/cpu.cfs_period_us"));
+    auto q = parse_integer(detail::read_text(dir + "/cpu.cfs_quota_us"));
+    auto p = parse_integer(detail::read_text(dir + "/cpu.cfs_period_us"));
     if (!q || !p || *q <= 0 || *p <= 0) return std::nullopt;  // -1: no quota
     quota = *q, period = *p;
     setting = "cpu.cfs_quota_us " + std::to_string(quota) + " per cpu.cfs_period_us " + std::to_string(period);
   } else {
-    std::istringstream in(read_text(dir + "/cpu.max"));
+    std::istringstream in(detail::read_text(dir + "/cpu.max"));
     std::string q;
     if (!(in >> q >> period) || q == "max" || period <= 0) return std::nullopt;
     auto parsed = parse_integer(q);
@@ -232,7 +225,7 @@ std::ostream& operator<<(std::ostream& os, const CpuBudget& b) {
 
 CpuBudget cpu_budget() {
   static const std::optional<CpuQuota> quota =
-      detail::cgroup_cpu_quota(read_text("/proc/self/cgroup"), read_text("/proc/self/mountinfo"));
+      detail::cgroup_cpu_quota(detail::read_text("/proc/self/cgroup"), detail::read_text("/proc/self/mountinfo"));
   CpuBudget b;
   b.affinity_cpus = affinity_count();
   b.quota = quota;

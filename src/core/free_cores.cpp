@@ -46,7 +46,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -56,6 +55,7 @@
 #include "cohort/core/device.h"
 #include "cohort/core/threads.h"
 #include "core/free_cores.h"
+#include "core/proc_files.h"
 
 namespace cohort {
 
@@ -124,13 +124,6 @@ std::atomic<bool>& adaptive_flag() {
   return on;
 }
 
-std::string read_proc_stat() {
-  std::ifstream in("/proc/stat");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The measurement's state: written by one thread at a time (the one holding `looking`), published
 // through `taken` and `free`.
 struct Meter {
@@ -147,7 +140,7 @@ struct Meter {
     static const long ticks = std::max(1L, sysconf(_SC_CLK_TCK));
     const std::vector<int> cpus = detail::affinity_cpus();
     const double wall = seconds_of(CLOCK_MONOTONIC), own = seconds_of(CLOCK_PROCESS_CPUTIME_ID);
-    const std::string stat = read_proc_stat();
+    const std::string stat = detail::read_text("/proc/stat");
     const double idle = detail::idle_seconds(stat, cpus, ticks);
     const int affinity = std::max<int>(1, static_cast<int>(cpus.size()));
     int t = taken.load(std::memory_order_relaxed);

@@ -6,10 +6,10 @@
 // among the devices in use: divide_threads_among(devices) gives each c/n threads, the first c%n one
 // more (at least 1: more devices than cores oversubscribe, as warned by set_device_count), where c
 // is the cores other processes leave free (free_cores(), Note [Threads on a busy machine] in
-// free_cores.cpp; core_count() with adaptive threads off). The shares live in one table indexed by device, written by parallel_apply
-// before every call and read by each device's executor thread before every job it runs (replicas'
-// forward and the backward nodes of that device: Note [Device executor] in device_executor.cpp), so
-// forward and backward use the same division. A device never divided gets c/device_count().
+// free_cores.cpp; core_count() with adaptive threads off). The shares live in one table indexed by
+// device, written by parallel_apply before every call and read by each device's executor thread
+// before every job it runs (replicas' forward and the backward nodes of that device: Note [Device
+// executor] in device_executor.cpp), so forward and backward use the same division. A device never divided gets c/device_count().
 // The table only applies to work running *for a device* on its executor's thread; the user's own
 // thread keeps its get_num_threads() (the engine narrows it only while a backward spans several devices).
 //
@@ -42,8 +42,9 @@
 // one. Measured with other work at load 7-10 on 2 vCPUs, the main job on 2 devices ran at 10.3-10.9k
 // images/s with the spin against 13.2-14.1k without (3 alternated rounds), so it is off there.
 // The environment and the core count are read once per process, the device count at every wait,
-// the other processes' use of the cores at most every 250 ms. The spin only watches: every hand-off still goes through the mutex and condition variable,
-// so a wait that outlasts the budget behaves exactly as before.
+// the other processes' use of the cores at most every 250 ms. The spin only watches: every hand-off
+// still goes through the mutex and condition variable, so a wait that outlasts the budget behaves
+// exactly as before.
 #include "cohort/core/threads.h"
 
 #include <omp.h>

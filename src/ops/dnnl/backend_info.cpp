@@ -47,15 +47,21 @@ BackendInfo backend_info() {
   return info;
 }
 
-bool computes_natively(DType dtype) {
+namespace {
+// backend_info() of this process, found once: the CPU and oneDNN's ISA do not change while it runs.
+const BackendInfo& this_backend() {
   static const BackendInfo info = backend_info();
-  if (dtype == kBFloat16) return info.bfloat16 != "none";
-  return false;  // float16: oneDNN 2.6 has no CPU float16 matmul or convolution
+  return info;
+}
+}  // namespace
+
+bool computes_natively(DType dtype) {
+  return (dtype == kBFloat16 ? this_backend().bfloat16 : this_backend().float16) != "none";
 }
 
 std::string slow_precision_reason(DType dtype) {
   if (computes_natively(dtype)) return "";
-  static const BackendInfo info = backend_info();
+  const BackendInfo& info = this_backend();
   if (dtype == kBFloat16)
     return "it has neither AVX512_BF16 nor AMX (oneDNN's ISA here: " + info.cpu_isa +
            "), so bfloat16 matrix products and convolutions compute through conversions to float32 and back "
