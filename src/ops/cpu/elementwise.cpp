@@ -5,10 +5,12 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/cpu/activation_loops.h"
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/loops.h"
 #include "ops/cpu/reduced.h"
 #include "ops/cpu/vector_loops.h"
+#include "ops/cpu/vector_math.h"
 #include "ops/internal.h"
 
 // Every op is a case of its switch, with no default: a new op without its kernel does not compile
@@ -139,6 +141,29 @@ void relu_loop(const Tensor& out, const Tensor& in) {
   });
 }
 
+// exp, sigmoid and tanh of float/double: float32 on the vectorisable functions of vector_math.h
+// (Note [Own float exp]), contiguous runs in their per-ISA loops and strided ones element by
+// element, which round alike; float64 on libm.
+constexpr auto vec_exp = [](float* o, const float* x, int64_t n) { vec::exp(o, x, n); };
+constexpr auto vec_sigmoid = [](float* o, const float* x, int64_t n) { vec::sigmoid(o, x, n); };
+constexpr auto vec_tanh = [](float* o, const float* x, int64_t n) { vec::tanh(o, x, n); };
+
+template <class T, class Scalar, class Contiguous>
+void activation_loop(const Tensor& out, const Tensor& in, Scalar scalar, Contiguous contiguous) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    COHORT_ASSERT(false && "a float-valued op on an integer tensor");
+  } else {
+    ElementwiseLoop<2> loop(out.sizes(), {&out, &in});
+    loop.run([&](std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+      if constexpr (std::is_same_v<T, float>)
+        if (s[0] == sizeof(T) && s[1] == sizeof(T))
+          return contiguous(reinterpret_cast<T*>(p[0]), reinterpret_cast<const T*>(p[1]), n);
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = scalar(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+    });
+  }
+}
+
 // out[i] = c[i] ? a : b over a contiguous run, a and b each a pointer or one broadcast value.
 template <class T, class A, class B>
 void where_run(T* out, const bool* c, A a, B b, int64_t n) {
@@ -164,7 +189,8 @@ template <class T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
   switch (op) {
     case UnaryOp::Neg: return unary_loop<T, T>(out, in, [](T x) { return wrap_neg(x); });
-    case UnaryOp::Exp: return float_loop<T>(out, in, []<class F>(F x) { return std::exp(x); });
+    case UnaryOp::Exp:
+      return activation_loop<T>(out, in, []<class F>(F x) { return vmath::exp(x); }, vec_exp);
     case UnaryOp::Log: return float_loop<T>(out, in, []<class F>(F x) { return std::log(x); });
     case UnaryOp::Sqrt: return float_loop<T>(out, in, []<class F>(F x) { return std::sqrt(x); });
     case UnaryOp::Rsqrt: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / std::sqrt(x); });
@@ -175,8 +201,10 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in) {
     case UnaryOp::Relu:
       if constexpr (kVectorised<T>) return relu_loop<T>(out, in);
       else return unary_loop<T, T>(out, in, [](T x) { return x < T(0) ? T(0) : x; });
-    case UnaryOp::Sigmoid: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / (F(1) + std::exp(-x)); });
-    case UnaryOp::Tanh: return float_loop<T>(out, in, []<class F>(F x) { return std::tanh(x); });
+    case UnaryOp::Sigmoid:
+      return activation_loop<T>(out, in, []<class F>(F x) { return vmath::sigmoid(x); }, vec_sigmoid);
+    case UnaryOp::Tanh:
+      return activation_loop<T>(out, in, []<class F>(F x) { return vmath::tanh(x); }, vec_tanh);
     case UnaryOp::Square: return unary_loop<T, T>(out, in, [](T x) { return static_cast<T>(x * x); });
     case UnaryOp::Reciprocal: return float_loop<T>(out, in, []<class F>(F x) { return F(1) / x; });
     case UnaryOp::Sin: return float_loop<T>(out, in, []<class F>(F x) { return std::sin(x); });
