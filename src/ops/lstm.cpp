@@ -3,15 +3,19 @@
 // Note [Fused LSTM layer]
 // Composed of ops, a step of an LSTM records a dozen nodes (the hidden matmul, the gate slices, three
 // sigmoids and two tanhs, the products and sums), and their backward allocates and accumulates a
-// gradient per node per step. Here the forward runs per step one addmm for the gates and two fused
-// loops around the sigmoid and tanh kernels, keeping the activated gates, the cell states and
-// tanh(c) of every step. The backward runs per step one fused loop (the gates' gradient from the
-// saved activations) and one matmul (the gradient to the previous h); the gradients of w_hh and b_hh
+// gradient per node per step. Here the forward runs per step one product for the gates (on the
+// recurrent weight packed once per sequence: Note [Packed recurrent weight]) and one loop over the
+// rows that activates them and computes c, tanh(c) and h (vector_math.h's vectorised sigmoid and
+// tanh), keeping the activated gates, the cell states and tanh(c) of every step. The backward runs
+// per step one loop (the gates' gradient from the saved activations) and one product (the
+// gradient to the previous h); the gradients of w_hh and b_hh
 // are one matmul and one sum over all steps at the end, and the input projection's gradient is the
 // gates' gradient itself, so the caller's linear computes w_ih's gradient as one matmul too.
 // Under create_graph the backward is composed of ops over a recomputed forward instead, so it is
 // differentiable again (Note in src/ops/README.md).
 #include "cohort/ops/rnn.h"
+
+#include <optional>
 
 #include "cohort/autograd/function.h"
 #include "cohort/autograd/grad_mode.h"
@@ -21,76 +25,20 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "ops/cpu/activation_loops.h"
 #include "ops/cpu/loops.h"
+#include "ops/cpu/packed_product.h"
 
 namespace cohort {
 namespace {
 
-// Rows per thread below which a step's loop stays on one thread.
-int64_t row_grain(int64_t H) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(H, 1)); }
+// Rows per thread below which a step's cell loop stays on one thread: a row of H units costs some
+// 5 H exponentials, and about 4096 of them pay for waking a second thread.
+int64_t row_grain(int64_t H) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(H, 1)); }
 
-// One step's cell update. s: sigmoid of the gates [N, 4H]; tg: tanh of the g gate [N, H];
-// c_prev [N, H]. Writes the activated gates (i, f, g, o) to act [N, 4H] and c to c [N, H].
-template <class T>
-void cell_forward(const T* s, const T* tg, const T* c_prev, T* act, T* c, int64_t N, int64_t H) {
-  kernel::parallel_for(N, row_grain(H), [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
-      const T* sr = s + n * 4 * H;
-      const T* tr = tg + n * H;
-      const T* cp = c_prev + n * H;
-      T* ar = act + n * 4 * H;
-      T* cr = c + n * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T i = sr[j], f = sr[H + j], g = tr[j], o = sr[3 * H + j];
-        ar[j] = i;
-        ar[H + j] = f;
-        ar[2 * H + j] = g;
-        ar[3 * H + j] = o;
-        cr[j] = f * cp[j] + i * g;
-      }
-    }
-  });
-}
-
-// h = o * tanh(c): tc is tanh(c) [N, H] (copied to tc_out), act the step's gates.
-template <class T>
-void cell_output(const T* act, const T* tc, T* tc_out, T* h, int64_t N, int64_t H) {
-  kernel::parallel_for(N, row_grain(H), [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
-      const T* o = act + n * 4 * H + 3 * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T t = tc[n * H + j];
-        tc_out[n * H + j] = t;
-        h[n * H + j] = o[j] * t;
-      }
-    }
-  });
-}
-
-// One step's backward. act, tc (tanh(c)), c_prev: the step's saved values; gout: the gradient of
-// the step's output h (null for none); dh: the gradient reaching h from the next step. dc holds
-// the gradient of c from the next step and is overwritten with the gradient of c_prev; dg [N, 4H]
-// gets the gradient of the gates before their activations.
-template <class T>
-void cell_backward(const T* act, const T* tc, const T* c_prev, const T* gout, const T* dh, T* dc, T* dg, int64_t N,
-                   int64_t H) {
-  kernel::parallel_for(N, row_grain(H), [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
-      const T* a = act + n * 4 * H;
-      T* d = dg + n * 4 * H;
-      const int64_t r = n * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const T i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], t = tc[r + j];
-        const T h_grad = (gout ? gout[r + j] : T(0)) + dh[r + j];
-        const T c_grad = dc[r + j] + h_grad * o * (T(1) - t * t);
-        d[j] = c_grad * g * i * (T(1) - i);
-        d[H + j] = c_grad * c_prev[r + j] * f * (T(1) - f);
-        d[2 * H + j] = c_grad * i * (T(1) - g * g);
-        d[3 * H + j] = h_grad * t * o * (T(1) - o);
-        dc[r + j] = c_grad * f;
-      }
-    }
-  });
+// h w_hh^T + b_hh, for the dtypes PackedProduct does not take.
+Tensor hidden_projection(const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
+  return b_hh.defined() ? addmm(b_hh, h, w_hh.t()) : mm(h, w_hh.t());
 }
 
 // The rows of step t in [T * N, *].
@@ -153,8 +101,11 @@ struct LSTMLayer : autograd::Function<LSTMLayer> {
                                          const Tensor& c0, const Tensor& w_hh, const Tensor& b_hh, bool reverse) {
     const int64_t N = h0.size(0), H = h0.size(1), T = xp.size(0) / N;
     const TensorOptions options = xp.options();
-    const Tensor xpb = b_hh.defined() ? xp + b_hh : xp;
-    const Tensor w_t = w_hh.t();
+    const Tensor xpc = xp.contiguous();
+    // Each step's gates start as the hidden projection h w_hh^T + b_hh, written into act, whose rows
+    // the cell loop then activates in place.
+    std::optional<kernel::PackedProduct> recurrent;
+    if (kernel::PackedProduct::available(w_hh)) recurrent.emplace(w_hh.t(), b_hh, N);
     Tensor act = empty({T * N, 4 * H}, options), cells = empty({T * N, H}, options),
            tcs = empty({T * N, H}, options), out = empty({T * N, H}, options);
     Tensor h = h0.contiguous(), c = c0.contiguous();
@@ -162,15 +113,20 @@ struct LSTMLayer : autograd::Function<LSTMLayer> {
       using T_ = decltype(tag);
       for (int64_t s = 0; s < T; ++s) {
         const int64_t t = reverse ? T - 1 - s : s;
-        const Tensor gates = addmm(rows_of(xpb, t, N), h, w_t);
-        const Tensor sg = sigmoid(gates), tg = tanh(gates.narrow(1, 2 * H, H)).contiguous();
-        Tensor a = rows_of(act, t, N), cn = rows_of(cells, t, N);
-        cell_forward<T_>(sg.contiguous().data_ptr<T_>(), tg.data_ptr<T_>(), c.data_ptr<T_>(), a.data_ptr<T_>(),
-                         cn.data_ptr<T_>(), N, H);
-        const Tensor tc = tanh(cn).contiguous();
-        Tensor hn = rows_of(out, t, N);
-        cell_output<T_>(a.data_ptr<T_>(), tc.data_ptr<T_>(), rows_of(tcs, t, N).data_ptr<T_>(), hn.data_ptr<T_>(), N,
-                        H);
+        Tensor a = rows_of(act, t, N), cn = rows_of(cells, t, N), tc = rows_of(tcs, t, N), hn = rows_of(out, t, N);
+        if (recurrent)
+          recurrent->run(a, h);
+        else
+          a.copy_(hidden_projection(h, w_hh, b_hh));
+        T_* ap = a.data_ptr<T_>();
+        const T_* xr = rows_of(xpc, t, N).data_ptr<T_>();
+        const T_* cp = c.data_ptr<T_>();
+        T_ *cr = cn.data_ptr<T_>(), *tr = tc.data_ptr<T_>(), *hr = hn.data_ptr<T_>();
+        kernel::parallel_for(N, row_grain(H), [&](int64_t begin, int64_t end) {
+          for (int64_t n = begin; n < end; ++n)
+            kernel::vec::lstm_cell_forward(ap + n * 4 * H, xr + n * 4 * H, cp + n * H, cr + n * H, tr + n * H,
+                                           hr + n * H, H);
+        });
         h = hn;
         c = cn;
       }
@@ -196,22 +152,35 @@ struct LSTMLayer : autograd::Function<LSTMLayer> {
     const Tensor act = ctx->saved_data["act"].toTensor(), cells = ctx->saved_data["cells"].toTensor(),
                  tcs = ctx->saved_data["tcs"].toTensor();
     const Tensor gout = g[0].defined() ? g[0].contiguous() : Tensor();
-    Tensor dh = g[1].defined() ? g[1].contiguous() : zeros({N, H}, xp.options());
+    // dh: the gradient reaching the current step's h, rewritten in place by each step's product.
+    Tensor dh = g[1].defined() ? g[1].contiguous().clone() : zeros({N, H}, xp.options());
     Tensor dc = g[2].defined() ? g[2].contiguous().clone() : zeros({N, H}, xp.options());
     const Tensor c0c = c0.contiguous();
     Tensor dgates = empty({T * N, 4 * H}, xp.options());
+    std::optional<kernel::PackedProduct> recurrent;  // dh = dgates w_hh
+    if (kernel::PackedProduct::available(w_hh)) recurrent.emplace(w_hh, Tensor(), N);
     dispatch_floating(xp.dtype(), "lstm_layer", [&](auto tag) {
       using T_ = decltype(tag);
+      T_ *dhp = dh.data_ptr<T_>(), *dcp = dc.data_ptr<T_>();
       for (int64_t s = T - 1; s >= 0; --s) {
         const int64_t t = reverse ? T - 1 - s : s;
         const bool first = s == 0;
         const int64_t t_prev = reverse ? t + 1 : t - 1;
         const T_* c_prev = first ? c0c.data_ptr<T_>() : rows_of(cells, t_prev, N).data_ptr<T_>();
-        Tensor d = rows_of(dgates, t, N);
-        cell_backward<T_>(rows_of(act, t, N).data_ptr<T_>(), rows_of(tcs, t, N).data_ptr<T_>(), c_prev,
-                          gout.defined() ? rows_of(gout, t, N).data_ptr<T_>() : nullptr, dh.data_ptr<T_>(),
-                          dc.data_ptr<T_>(), d.data_ptr<T_>(), N, H);
-        if (!first || ctx->needs_input_grad(1)) dh = mm(d, w_hh);
+        const Tensor d = rows_of(dgates, t, N);
+        const T_ *ap = rows_of(act, t, N).data_ptr<T_>(), *tp = rows_of(tcs, t, N).data_ptr<T_>();
+        const T_* gp = gout.defined() ? rows_of(gout, t, N).data_ptr<T_>() : nullptr;
+        T_* dp = d.data_ptr<T_>();
+        kernel::parallel_for(N, row_grain(H), [&](int64_t begin, int64_t end) {
+          for (int64_t n = begin; n < end; ++n)
+            kernel::vec::lstm_cell_backward(ap + n * 4 * H, tp + n * H, c_prev + n * H, gp ? gp + n * H : nullptr,
+                                            dhp + n * H, dcp + n * H, dp + n * 4 * H, H);
+        });
+        if (first && !ctx->needs_input_grad(1)) continue;
+        if (recurrent)
+          recurrent->run(dh, d);
+        else
+          dh.copy_(mm(d, w_hh));
       }
     });
     Tensor dw = ctx->needs_input_grad(3) ? mm(dgates.t(), previous_h(out, h0, T, N, reverse)) : Tensor();
