@@ -3,10 +3,8 @@
 // Note [Softmax rows]
 // Along the last dim of a float32 tensor (inner == 1, every attention and classifier softmax) each
 // row takes a vectorised path compiled per ISA (Note [Kernel ISA dispatch] in isa.h): a max pass,
-// then exp(x - max) written and summed in one pass, then the scaling. exp is exp_lanes below: a
-// range reduction x = k ln2 + r, |r| <= ln2 / 2, and the Taylor polynomial of exp(r) to degree 7,
-// whose truncation error (r^8 / 8! < 6e-9) is below float32's rounding, so exp_lanes is within a
-// few ulp of std::exp. The sums go through 16 float lanes into double every kFlush elements; the
+// then exp(x - max) written and summed in one pass, then the scaling. exp is the library's own on
+// 16-float vectors (Note [Own float exp] in vector_math.h: within 1 ulp of exp). The sums go through 16 float lanes into double every kFlush elements; the
 // file is compiled with -ffp-contract=off (CMakeLists.txt): every ISA, and every thread count (rows
 // are independent), gives the same bits. Other dims and float64 keep the plain loop below (exp and
 // sums in double).
@@ -15,7 +13,7 @@
 // The gradient of softmax is gx = y (g - sum(g y)) and of log-softmax gx = g - exp(y) sum(g), per
 // row. Composed of ops that is four passes and three temporaries; here it is one pass for the sum
 // and one for gx per row, with the sums as in the forward (float lanes into double every kFlush
-// elements) and exp(y) from exp_lanes. The op (softmax_backward in src/ops/softmax.cpp) records its
+// elements) and exp(y) from the same exp. The op (softmax_backward in src/ops/softmax.cpp) records its
 // own backward, so second derivatives run through it too.
 #include <cmath>
 #include <cstring>
@@ -26,56 +24,23 @@
 #include "ops/cpu/loops.h"
 #include "ops/cpu/reduced.h"
 #include "ops/cpu/softmax_kernels.h"
+#include "ops/cpu/vector_math.h"
 
 namespace cohort::kernel {
 
 namespace {
 
-typedef float VF __attribute__((vector_size(64)));
-typedef int32_t VI __attribute__((vector_size(64)));
+using VF = vmath::Floats16;
 constexpr int64_t kWidth = 16;
 constexpr int64_t kFlush = 4096;
 
 // The helpers take and give vectors by reference: a vector passed or returned by value draws GCC's
 // ABI warning in the baseline clone.
 
-// The float lanes whose bits are v's.
-COHORT_ALWAYS_INLINE void as_float(VF& f, const VI& v) { std::memcpy(&f, &v, sizeof(VF)); }
-
 COHORT_ALWAYS_INLINE void load(VF& v, const float* p) { std::memcpy(&v, p, sizeof(VF)); }
 
-// x = exp(x) in each lane. Inputs below -104 give 0 and above 89 give inf (past float32's range
-// either way); NaN stays NaN. The lanes below -104 (the -inf of masked attention scores) are
-// computed as exp(0) and then zeroed, not carried into the subnormals: an operation whose result
-// is subnormal takes a microcode assist on many x86 CPUs, which made a causally masked softmax
-// four times slower.
-COHORT_ALWAYS_INLINE void exp_lanes(VF& x) {
-  const VF lo = VF{} - 104.0f, hi = VF{} + 89.0f, shifter = VF{} + 12582912.0f, zero{};
-  const VI vanishes = x < lo;
-  x = vanishes ? zero : x;
-  x = x > hi ? hi : x;
-  // k = x / ln2 rounded to nearest (adding and removing 1.5 * 2^23 drops the fraction), then
-  // r = x - k ln2 with ln2 in two parts, the first exact in 16 bits so that k * ln2_hi is exact.
-  const VF k = (x * 1.44269504088896341f + shifter) - shifter;
-  VF r = x - k * 0.693145751953125f;
-  r = r - k * 1.428606765330187e-06f;
-  VF p = r * (1.0f / 5040.0f) + (1.0f / 720.0f);
-  p = p * r + (1.0f / 120.0f);
-  p = p * r + (1.0f / 24.0f);
-  p = p * r + (1.0f / 6.0f);
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  // 2^k as two factors 2^k1 * 2^k2, each a normal float for every k in [-150, 128], so that the
-  // last product rounds once into the subnormals or overflows to inf as exp does.
-  const VI ki = __builtin_convertvector(k, VI);
-  const VI k1 = ki >> 1, k2 = ki - k1;
-  VF s1, s2;
-  as_float(s1, (k1 + 127) << 23);
-  as_float(s2, (k2 + 127) << 23);
-  x = p * s1 * s2;
-  x = vanishes ? zero : x;
-}
+// x = exp(x) in each lane (Note [Own float exp]).
+COHORT_ALWAYS_INLINE void exp_lanes(VF& x) { vmath::exp_in_place(x); }
 
 // The lanes' maximum and their sum (in double), each folded in halves (a fixed order).
 COHORT_ALWAYS_INLINE float lane_max(const VF& v) {

@@ -1,5 +1,6 @@
 // exp, sigmoid and tanh for float that a compiler vectorises: branch-free, no library calls, to be
-// inlined into the per-ISA clones (Note [Kernel ISA dispatch] in isa.h).
+// inlined into the per-ISA clones (Note [Kernel ISA dispatch] in isa.h). exp also on explicit
+// 16-float vectors, for the softmax rows (softmax.cpp): one exp for the whole library.
 //
 // Note [Own float exp]
 // libm's expf and tanhf are scalar calls: in an LSTM layer's cell loops they took 12% of a training
@@ -22,37 +23,74 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "ops/cpu/isa.h"
 
 namespace cohort::kernel::vmath {
 
-// exp(x) for float, NaN and the infinities included.
-COHORT_ALWAYS_INLINE float exp(float x) {
-  // Beyond [-104, 89] exp is 0 or infinity in float; clamping keeps n's conversion to int in
-  // range. NaN is replaced by 0 for the arithmetic and restored at the end.
-  const bool nan = x != x;
-  float v = nan ? 0.f : x;
-  v = v < -104.f ? -104.f : v;
-  v = v > 89.f ? 89.f : v;
+// 16 float lanes and their int32 counterpart, GCC vectors that every ISA maps to its registers (the
+// softmax rows compute on these).
+typedef float Floats16 __attribute__((vector_size(64)));
+typedef int32_t Ints16 __attribute__((vector_size(64)));
+
+// The int32 lanes of a float type, and conversions that take and give vectors by reference (a vector
+// passed or returned by value draws GCC's ABI warning in the baseline clone).
+template <class F>
+struct IntLanes {
+  using type = int32_t;
+};
+template <>
+struct IntLanes<Floats16> {
+  using type = Ints16;
+};
+COHORT_ALWAYS_INLINE void to_int32(int32_t& i, float x) { i = static_cast<int32_t>(x); }
+COHORT_ALWAYS_INLINE void to_int32(Ints16& i, const Floats16& x) { i = __builtin_convertvector(x, Ints16); }
+COHORT_ALWAYS_INLINE void from_bits(float& f, int32_t bits) { f = std::bit_cast<float>(bits); }
+COHORT_ALWAYS_INLINE void from_bits(Floats16& f, const Ints16& bits) { std::memcpy(&f, &bits, sizeof(f)); }
+
+// x = exp(x), for a float or for each lane of Floats16 (taken by reference, as above). NaN stays NaN, infinities give 0 and infinity.
+// Inputs below -104 (exp underflows past the subnormals) are computed as exp(0) and then zeroed, not
+// carried through subnormal products: an operation with a subnormal result takes a microcode assist
+// on many x86 CPUs, which made a causally masked softmax (its -inf scores) four times slower.
+template <class F>
+COHORT_ALWAYS_INLINE void exp_in_place(F& x) {
+  const F zero{}, lo = zero - 104.f, hi = zero + 89.f, shifter = zero + 12582912.f;
+  const auto nan = x != x;
+  const auto vanishes = x < lo;
+  F v = nan ? zero : x;  // NaN takes no part in the arithmetic (its conversion to int is undefined)
+  v = vanishes ? zero : v;
+  v = v > hi ? hi : v;  // exp(89) already overflows; the clamp keeps n's conversion in range
   // n = round(v / ln 2), by adding and removing 1.5 * 2^23 (round to nearest even; |v / ln 2| < 2^22).
-  const float n = (v * 1.44269504088896341f + 12582912.f) - 12582912.f;
+  const F n = (v * 1.44269504088896341f + shifter) - shifter;
   // r = v - n ln 2 in two steps: ln 2's high part has few enough bits that n * hi is exact.
-  float r = v - n * 0.693359375f;
+  F r = v - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   // exp(r) - 1 - r on |r| <= ln 2 / 2.
-  float p = 1.9875691500e-4f;
+  F p = zero + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float e = p * (r * r) + r + 1.f;
-  // 2^n as 2^a * 2^b, each a normal float for n in [-151, 129].
-  const int32_t ni = static_cast<int32_t>(n), a = ni / 2, b = ni - a;
-  const float sa = std::bit_cast<float>((a + 127) << 23), sb = std::bit_cast<float>((b + 127) << 23);
-  const float y = e * sa * sb;
-  return nan ? x : y;
+  const F e = p * (r * r) + r + 1.f;
+  // 2^n as 2^a * 2^b, each a normal float for n in [-151, 129], so that the last product rounds once
+  // into the subnormals or overflows to infinity as exp does.
+  typename IntLanes<F>::type ni;
+  to_int32(ni, n);
+  const auto a = ni >> 1, b = ni - a;
+  F sa, sb;
+  from_bits(sa, (a + 127) << 23);
+  from_bits(sb, (b + 127) << 23);
+  F y = e * sa * sb;
+  y = vanishes ? zero : y;
+  x = nan ? x : y;
+}
+
+// exp(x) for float.
+COHORT_ALWAYS_INLINE float exp(float x) {
+  exp_in_place(x);
+  return x;
 }
 
 // 1 / (1 + exp(-x)), computed from e = exp(-|x|) as 1 / (1 + e) or e / (1 + e): for x below -88.7,
