@@ -11,7 +11,8 @@
 // The partition is by count: with c cores (the process's affinity set, in OS order) and n <= c
 // devices, cpu:i gets c/n consecutive cores, the first c%n devices one more; with n > c devices,
 // cpu:i runs on core i%c and shares it with the other devices mapped there (core_share 1/k for k
-// devices on a core). cohort does not pin threads to these cores; the partition is what the thread
+// devices on a core); a cgroup CPU quota of q CPUs below c scales every share by q/c (the devices
+// still run on all c cores, for q cores' worth of time). cohort does not pin threads to these cores; the partition is what the thread
 // shares (Note [Threads per device]) are sized from. Memory in use is the device allocator's count
 // (storage.h). The imbalance rule compares core_share and total_memory, not memory in use: the
 // master's parameters live on cpu:0, so memory in use always differs and says nothing about how
@@ -146,6 +147,9 @@ DeviceProperties device_properties(Device d) {
     p.shared_with = n / c + (i % c < n % c ? 1 : 0) - 1;
   }
   p.core_share = static_cast<double>(p.cpus.size()) / (1 + p.shared_with);
+  // A CPU quota smaller than the affinity set leaves each device that fraction of its cores.
+  const CpuBudget budget = cpu_budget();
+  if (budget.quota && budget.quota->cpus < c) p.core_share *= budget.quota->cpus / c;
   MemoryStats m = memory_stats(d);
   p.allocated_bytes = m.allocated_bytes;
   p.peak_bytes = m.peak_bytes;
@@ -160,9 +164,11 @@ std::ostream& operator<<(std::ostream& os, const DeviceProperties& p) {
   os << p.device << ": " << p.cores() << (p.cores() == 1 ? " core (" : " cores (");
   if (!p.cpus.empty()) print_cpus(os, p.cpus);
   os << ")";
+  const double unquoted = static_cast<double>(p.cores()) / (1 + p.shared_with);
   if (p.shared_with > 0)
     os << " shared with " << p.shared_with << (p.shared_with == 1 ? " other device" : " other devices") << " ("
-       << p.core_share << " of a core)";
+       << unquoted << " of a core)";
+  if (p.core_share < unquoted) os << ", " << p.core_share << " of a core under the CPU quota";
   os << ", " << human_bytes(p.allocated_bytes) << " in use (peak " << human_bytes(p.peak_bytes) << ", "
      << p.allocations << (p.allocations == 1 ? " allocation, " : " allocations, ") << human_bytes(p.cached_bytes)
      << " cached)";

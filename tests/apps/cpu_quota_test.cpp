@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "cohort/core/cpu_budget.h"
 #include "run_cohort.h"
 #include "support/subprocess.h"
 
@@ -108,7 +109,9 @@ TEST(CpuQuota, TheProgramCountsTheQuotaNotTheCpus) {
   EXPECT_EQ(info.exit_code, 0) << info.err;
   EXPECT_THAT(info.out, HasSubstr("cores:    1 core: " + version + " CPU quota of 1 CPU (" + cgroup->string()));
   EXPECT_THAT(info.out, HasSubstr("threads:  1 intra-op"));
-  EXPECT_THAT(info.out, HasSubstr("devices:  1 "));
+  // One device, with the quota's core of time (on every CPU of the affinity mask).
+  EXPECT_THAT(info.out, HasSubstr(cohort::detail::affinity_cpus().size() > 1 ? "devices:  1 (cpu:0, 1 core under the CPU quota;"
+                                                                             : "devices:  1 (cpu:0, 1 core;"));
   EXPECT_EQ(train.exit_code, 0) << train.err;
   // The first line says how many threads train (the announce line).
   EXPECT_THAT(train.err.substr(0, train.err.find('\n')), HasSubstr(", 1 thread on cpu:0")) << train.err;

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "cohort/core/cpu_budget.h"
 #include "cohort/core/device.h"
 #include "cohort/core/storage.h"
 #include "cohort/ops/creation.h"
@@ -28,7 +29,9 @@ class DeviceCount {
 };
 
 TEST(DeviceProperties, PartitionGivesEveryCoreToExactlyOneDevice) {
-  const int cores = core_count();
+  const int cores = static_cast<int>(detail::affinity_cpus().size());  // partitioned, quota or not
+  const CpuBudget budget = cpu_budget();
+  const double quota = budget.quota && budget.quota->cpus < cores ? budget.quota->cpus / cores : 1.0;
   for (int n = 1; n <= cores; ++n) {
     DeviceCount count(n);
     std::set<int> seen;
@@ -37,7 +40,7 @@ TEST(DeviceProperties, PartitionGivesEveryCoreToExactlyOneDevice) {
       DeviceProperties p = device_properties(Device(kCPU, i));
       EXPECT_EQ(p.device, Device(kCPU, i));
       EXPECT_EQ(p.shared_with, 0) << p;
-      EXPECT_DOUBLE_EQ(p.core_share, p.cores());
+      EXPECT_DOUBLE_EQ(p.core_share, p.cores() * quota);
       for (int c : p.cpus) EXPECT_TRUE(seen.insert(c).second) << "cpu " << c << " given twice, " << p;
       smallest = std::min(smallest, p.cores());
       largest = std::max(largest, p.cores());

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "cohort/core/cpu_budget.h"
@@ -240,6 +242,19 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
   return 0;
 }
 
+// "2 (cpu:0 … cpu:1, 1 core each" or, inside a CPU quota smaller than the CPUs, "1 (cpu:0, 1 core under
+// the CPU quota" (the caller closes the parenthesis).
+std::string describe_devices() {
+  const int n = device_count();
+  const DeviceProperties first = device_properties(Device(kCPU, 0));
+  const bool quota_limited = first.core_share < first.cores() / (1.0 + first.shared_with);
+  std::ostringstream os;
+  os << n << " (cpu:0" << (n > 1 ? " … cpu:" + std::to_string(n - 1) : "") << ", " << first.core_share
+     << (first.core_share == 1 ? " core" : " cores") << (n > 1 ? " each" : "")
+     << (quota_limited ? " under the CPU quota" : "");
+  return os.str();
+}
+
 int run_info() {
   const BackendInfo backend = backend_info();
   std::cout << "cohort " << COHORT_VERSION << "\n"
@@ -263,8 +278,7 @@ int run_info() {
                                          " free now; COHORT_ADAPTIVE_THREADS=0 fixes the count)"
                                    : " (fixed: COHORT_ADAPTIVE_THREADS=0)")
             << "\n"
-            << "devices:  " << device_count() << " (cpu:0 … cpu:" << device_count() - 1
-            << "; set COHORT_CPU_DEVICES to change)\n"
+            << "devices:  " << describe_devices() << "; set COHORT_CPU_DEVICES to change)\n"
             << "models:   " << join_names(models::names()) << "\n"
             << "datasets: " << join_names(kDatasets) << "\n";
   return 0;
