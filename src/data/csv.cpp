@@ -144,6 +144,26 @@ void check_width(const std::string& op, const std::string& file, const std::vect
                  rows[0].size(), " fields as in the header, got ", rows[r].size());
 }
 
+// "1, 3 and 4": 1-based positions, as a spreadsheet numbers its columns.
+std::string positions_of(const std::vector<std::string>& header, const std::string& name) {
+  std::vector<size_t> at;
+  for (size_t c = 0; c < header.size(); ++c)
+    if (header[c] == name) at.push_back(c + 1);
+  std::string out;
+  for (size_t i = 0; i < at.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == at.size() ? " and " : ", ") + std::to_string(at[i]);
+  return out;
+}
+
+// The first name that the header holds more than once, or nullptr. Columns are matched by name
+// when a model meets new rows, so two columns of one name would silently be read as one.
+const std::string* first_duplicate(const std::vector<std::string>& header) {
+  std::map<std::string, size_t> seen;
+  for (const std::string& name : header)
+    if (++seen[name] == 2) return &name;
+  return nullptr;
+}
+
 std::string header_names(const std::vector<std::string>& header) {
   std::string names;
   for (const auto& h : header) names += (names.empty() ? "" : ", ") + escape_text(h);
@@ -155,6 +175,13 @@ std::string header_names(const std::vector<std::string>& header) {
 Tensor read_csv_columns(const std::filesystem::path& path, const std::vector<std::string>& names, char delimiter) {
   const std::string op = "read_csv_columns";
   const std::string file = path.string();
+  // A model trained before duplicate names were refused may name a column twice; its columns were
+  // taken by position then, which names cannot reproduce.
+  if (const std::string* dup = first_duplicate(names))
+    throw Error(cohort::detail::str(op, ": the model's input columns name '", escape_text(*dup), "' more than once (at ",
+                                    positions_of(names, *dup), " of its ", names.size(), " inputs, counting from 1), so "
+                                    "rows cannot be matched to them by name; hint: rename the training table's columns "
+                                    "and train again"));
   const auto rows = read_table(op, file, delimiter);
   check_width(op, file, rows);
   std::vector<size_t> columns;
@@ -162,6 +189,9 @@ Tensor read_csv_columns(const std::filesystem::path& path, const std::vector<std
     auto it = std::find(rows[0].begin(), rows[0].end(), name);
     COHORT_CHECK(it != rows[0].end(), op, ": ", escape_text(file), ": no column named '", escape_text(name),
                  "'; the header has ", header_names(rows[0]));
+    COHORT_CHECK(std::count(rows[0].begin(), rows[0].end(), name) == 1, op, ": ", escape_text(file), ": the column '",
+                 escape_text(name), "' that the model reads appears more than once, at columns ",
+                 positions_of(rows[0], name), " (counting from 1, as a spreadsheet does); hint: keep one of them");
     columns.push_back(static_cast<size_t>(it - rows[0].begin()));
   }
   Tensor out = empty({static_cast<int64_t>(rows.size()) - 1, static_cast<int64_t>(names.size())});
@@ -179,6 +209,13 @@ CsvDataset::CsvDataset(const std::filesystem::path& path, const CsvOptions& opti
   auto target_it = std::find(header.begin(), header.end(), options.target());
   COHORT_CHECK(target_it != header.end(), op, ": ", escape_text(file), ": no column named '",
                escape_text(options.target()), "'; the header has ", header_names(header));
+  // Training takes the columns by position, predicting finds them by name: a duplicate name would
+  // give a model that evaluates well and predicts from the wrong column.
+  if (const std::string* dup = first_duplicate(header))
+    throw Error(cohort::detail::str(op, ": ", escape_text(file), ": ", *dup == options.target() ? "the target column '" : "the column name '",
+                                    escape_text(*dup), "' appears more than once, at columns ", positions_of(header, *dup),
+                                    " (counting from 1, as a spreadsheet does); hint: give each column its own name "
+                                    "(a model finds its columns by name when it predicts)"));
   const auto target = static_cast<size_t>(target_it - header.begin());
   for (size_t c = 0; c < header.size(); ++c)
     if (c != target) feature_names_.push_back(header[c]);

@@ -91,6 +91,16 @@ TEST(TableDataset, FlagsThatDoNotFitATableAreUsageErrors) {
   expect_usage({"--dataset", "synthetic", "--target", "label"}, "--target is only for --dataset csv:FILE");
   expect_usage({"--model", "mlp", "--dataset", "csv:"}, "--dataset csv: must name a path");
 
+  {
+    std::ofstream(dir / "dup.csv") << "f1,f1,label\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n";
+    auto [dup_code, dup_err] = run_cohort({"train", "--model", "mlp", "--dataset", "csv:" + (dir / "dup.csv").string(),
+                                           "--target", "label", "--out", (dir / "run-dup").string(), "--no-progress"});
+    EXPECT_EQ(dup_code, 1);
+    EXPECT_THAT(dup_err, HasSubstr("dup.csv: the column name 'f1' appears more than once, at columns 1 and 2 "
+                                   "(counting from 1, as a spreadsheet does)"));
+    EXPECT_FALSE(fs::exists(dir / "run-dup" / "checkpoints"));
+  }
+
   auto [code, err] = run_cohort({"train", "--model", "mlp", "--dataset", csv, "--target", "colour", "--out",
                                  (dir / "run2").string(), "--no-progress"});
   EXPECT_EQ(code, 1);
