@@ -120,6 +120,14 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.spec.features = table->feature_names();
     set_table_statistics(d.spec, *train, *table);
     d.source = file;
+    // A column of identifiers (or of measurements) makes a class of almost every row: the model cannot
+    // learn it, and evaluating it takes a line per class.
+    const auto classes = static_cast<int64_t>(table->classes().size());
+    if (2 * classes > table->size())
+      d.warnings.push_back(cohort::detail::str(
+          "the target column '", escape_text(config.target), "' has ", classes, " distinct values in ", table->size(),
+          " rows: more than half the rows have a class of their own, so it is probably an identifier or a "
+          "measurement, not a class; hint: --target names the column to predict"));
   } else if (config.dataset == "text") {
     // The last tenth of the text is the validation set: held out whole, so no window of it was seen.
     const std::string& path = dir;
