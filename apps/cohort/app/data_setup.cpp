@@ -88,9 +88,15 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     const int64_t size = config.image_size > 0 ? config.image_size : 64;
     const auto read = io::ImageReadOptions().min_size(2 * size);
     auto all = std::make_shared<data::ImageFolder>(dir, data::Transform{}, read);
+    auto note_skipped = [&](const data::ImageFolder& folder) {
+      const std::string skipped = folder.skipped_summary();
+      if (!skipped.empty()) d.warnings.push_back("the image folder " + escape_text(folder.root()) + ": skipped " + skipped);
+    };
+    note_skipped(*all);
     if (!config.val_dir.empty()) {
       check_dir(command, config.val_dir, "validation", "pass --val-dir with the same class folders as the training set");
       auto val = std::make_shared<data::ImageFolder>(config.val_dir, data::Transform{}, read);
+      note_skipped(*val);
       COHORT_CHECK(val->classes() == all->classes(), command, ": the validation folder ", escape_text(config.val_dir),
                    " has ", val->classes().size(), " classes and the training folder ", escape_text(dir), " ",
                    all->classes().size(), "; they must hold the same class folders");
