@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -138,6 +139,18 @@ double number_at(const std::string& op, const std::string& file, const std::vect
   return *number;
 }
 
+// Field c of data row r as a float32: a finite number that float32 holds (beyond about 3.4e38 it
+// would become infinity, and the NaN it leads to would be blamed on training).
+float float_at(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows,
+               size_t r, size_t c) {
+  const double x = number_at(op, file, rows, r, c);
+  constexpr double kMax = std::numeric_limits<float>::max();
+  COHORT_CHECK(std::abs(x) <= kMax, field_where(op, file, rows, r, c), ": ", escape_text(trimmed(rows[r][c])),
+               " is outside float32's range (", -kMax, " to ", kMax, "), which cohort computes in; hint: rescale "
+               "the column (e.g. to other units) so its values fit");
+  return static_cast<float>(x);
+}
+
 void check_width(const std::string& op, const std::string& file, const std::vector<std::vector<std::string>>& rows) {
   for (size_t r = 1; r < rows.size(); ++r)
     COHORT_CHECK(rows[r].size() == rows[0].size(), op, ": ", escape_text(file), ": row ", r + 1, ": expected ",
@@ -197,7 +210,7 @@ Tensor read_csv_columns(const std::filesystem::path& path, const std::vector<std
   Tensor out = empty({static_cast<int64_t>(rows.size()) - 1, static_cast<int64_t>(names.size())});
   float* x = out.data_ptr<float>();
   for (size_t r = 1; r < rows.size(); ++r)
-    for (size_t c : columns) *x++ = static_cast<float>(number_at(op, file, rows, r, c));
+    for (size_t c : columns) *x++ = float_at(op, file, rows, r, c);
   return out;
 }
 
@@ -231,9 +244,9 @@ CsvDataset::CsvDataset(const std::filesystem::path& path, const CsvOptions& opti
       if (c == target && task_ == CsvTask::Classification) {
         labels.push_back(value_at(op, file, rows, r, c));
       } else if (c == target) {
-        values.push_back(static_cast<float>(number_at(op, file, rows, r, c)));
+        values.push_back(float_at(op, file, rows, r, c));
       } else {
-        *x++ = static_cast<float>(number_at(op, file, rows, r, c));
+        *x++ = float_at(op, file, rows, r, c);
       }
     }
   }

@@ -135,6 +135,20 @@ TEST_F(CsvDatasetTest, ReadColumnsRefusesAmbiguousNames) {
                         "inputs, counting from 1)"));
 }
 
+TEST_F(CsvDatasetTest, ValuesBeyondFloat32AreRefusedNamingRowColumnAndRange) {
+  // 1e39 fits a double but not a float32: it would become infinity, then NaN losses.
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("a,y\n1,0\n1e39,1\n"), data::CsvOptions("y")); }),
+              HasSubstr("CsvDataset: " + path("t.csv").string() + ": row 3, column 'a': 1e39 is outside float32's range "
+                        "(-3.40282e+38 to 3.40282e+38)"));
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("a,y\n1,-4e38\n"), data::CsvOptions("y").task(data::CsvTask::Regression)); }),
+              HasSubstr("row 2, column 'y': -4e38 is outside float32's range"));
+  EXPECT_THAT(error_of([&] { data::read_csv_columns(file("a\n2e40\n"), {"a"}); }),
+              HasSubstr("read_csv_columns: " + path("t.csv").string() + ": row 2, column 'a': 2e40 is outside float32's range"));
+  // The largest float32 and tiny values (which round to zero or a subnormal) are fine.
+  data::CsvDataset ok(file("a,y\n3.4028234e38,0\n1e-50,1\n"), data::CsvOptions("y"));
+  EXPECT_EQ(ok.features()[0].item<float>(), std::numeric_limits<float>::max());
+}
+
 TEST_F(CsvDatasetTest, ReadColumnsPicksNamedColumnsInOrder) {
   Tensor x = data::read_csv_columns(file("b,label,a\n2,cat,1\n4,,3\n"), {"a", "b"});
   EXPECT_TRUE(x.equal(tensor({{1.f, 2.f}, {3.f, 4.f}})));  // the unused column may be empty
