@@ -89,6 +89,12 @@ struct Inflater {
   }
 };
 
+// Real datasets inflate a few times (MNIST's images 5 to 1); deflate can inflate 1000 to 1, so a 1 MB
+// file could ask for a gigabyte. Past this many times the file's size (plus a floor for small files)
+// the data is refused before the buffer grows further.
+constexpr size_t kMaxGzipInflation = 64;
+constexpr size_t kGzipInflationFloor = size_t{16} << 20;
+
 std::vector<uint8_t> inflate_gzip(const std::vector<uint8_t>& in, const std::string& path, const std::string& op) {
   if (in.size() < 2 || in[0] != 0x1f || in[1] != 0x8b)
     fail(op, path, "the name ends in .gz but the file is not gzip data (it does not start with the bytes 1f 8b)");
@@ -100,6 +106,7 @@ std::vector<uint8_t> inflate_gzip(const std::vector<uint8_t>& in, const std::str
   // Data that compresses better than the cap allows simply grows the buffer by doubling.
   const size_t n = in.size();
   const size_t isize = size_t{in[n - 4]} | size_t{in[n - 3]} << 8 | size_t{in[n - 2]} << 16 | size_t{in[n - 1]} << 24;
+  const size_t cap = kMaxGzipInflation * n + kGzipInflationFloor;
   std::vector<uint8_t> out(std::min(std::max<size_t>(isize, 1024), 8 * n + 4096));
 
   Inflater z;
@@ -107,7 +114,15 @@ std::vector<uint8_t> inflate_gzip(const std::vector<uint8_t>& in, const std::str
   z.ready = true;
   size_t in_pos = 0, out_pos = 0;
   for (;;) {
-    if (out_pos == out.size()) out.resize(out.size() * 2);
+    if (out_pos == out.size()) {
+      if (out.size() >= cap)
+        fail(op, path, "the gzip data inflates to more than " + std::to_string(cap) + " bytes (" +
+                           std::to_string(kMaxGzipInflation) + " times the file's " + std::to_string(n) +
+                           " bytes, and " + std::to_string(kGzipInflationFloor >> 20) +
+                           " MiB), which no dataset does (a crafted file?); hint: if it is real, decompress it "
+                           "with gunzip and give the plain file");
+      out.resize(std::min(out.size() * 2, cap));
+    }
     // avail_in/avail_out are 32-bit: feed at most 1 GiB at a time.
     const size_t in_chunk = std::min<size_t>(n - in_pos, size_t{1} << 30);
     const size_t out_chunk = std::min<size_t>(out.size() - out_pos, size_t{1} << 30);

@@ -13,7 +13,7 @@ namespace cohort::data::detail {
 // cohort::Error "<op>: <path>: <what is wrong>": a missing or unreadable file, one that is not a
 // regular file (said what it is: a directory, a FIFO, a device, a symlink loop; a FIFO is never opened
 // for a blocking read), a .gz file that is not gzip, corrupt or truncated compressed data, bytes after
-// the last gzip member.
+// the last gzip member, data that inflates past 64 times the file's size plus 16 MiB (a gzip bomb).
 std::vector<uint8_t> read_file(const std::string& path, const std::string& op);
 
 // `path` if it is a regular file, else `path + ".gz"` if that is one, else whichever of the two names

@@ -11,4 +11,8 @@ void write_file(const std::filesystem::path& path, std::string_view bytes) {
   writer.commit();
 }
 
+void check_output_file(const std::filesystem::path& path, std::string_view who) {
+  detail::resolve_output_target(path, std::string(who));
+}
+
 }  // namespace cohort::io

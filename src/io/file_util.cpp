@@ -13,9 +13,59 @@
 
 namespace cohort::io::detail {
 
+namespace {
+
+// "a character device", "a FIFO", ... for a stat'ed thing that is not a regular file.
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+}  // namespace
+
+std::filesystem::path resolve_output_target(const std::filesystem::path& path, const std::string& who) {
+  auto refuse = [&](const std::string& what, const std::string& hint) {
+    throw Error(cohort::detail::str(who, " ", escape_text(path.string()), " ", what, "; hint: ", hint));
+  };
+  const std::string replace_hint =
+      "a save writes a temporary file and renames it over its target, which would replace it; name a regular file";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    struct stat lst {};
+    if (err == ELOOP) refuse("is a symbolic link loop, not a regular file", "remove the link or point it at a file");
+    if (err == ENOENT && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+      std::error_code ec;
+      const std::filesystem::path to = std::filesystem::read_symlink(path, ec);
+      refuse("is a symbolic link to " + escape_text(to.string()) + ", which does not exist",
+             "create the file it names first, or remove the link");
+    }
+    // A new file, or a path open() will report better (a missing directory, no permission).
+    return path;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    struct stat lst {};
+    const bool link = ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode);
+    refuse(std::string(link ? "is a symbolic link to " : "is ") + kind_of(st.st_mode) + ", not a regular file",
+           replace_hint);
+  }
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && !S_ISLNK(lst.st_mode)) return path;
+  // A symlink to a regular file: the rename replaces the file, not the link.
+  std::error_code ec;
+  std::filesystem::path target = std::filesystem::canonical(path, ec);
+  if (ec) refuse("is a symbolic link that cannot be resolved (" + ec.message() + ")", "name the file itself");
+  return target;
+}
+
 AtomicWriter::AtomicWriter(std::filesystem::path path, std::string op)
     : path_(std::move(path)), op_(std::move(op)) {
-  tmp_ = path_;
+  target_ = resolve_output_target(path_, op_ + ":");
+  tmp_ = target_;
   tmp_ += ".tmp." + std::to_string(::getpid());
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) {
@@ -55,10 +105,10 @@ void AtomicWriter::commit() {
   if (::fsync(fd_) != 0) fail("fsync", errno);
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) fail("close", errno);
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename of '" + tmp_.string() + "'", errno);
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) fail("rename of '" + tmp_.string() + "'", errno);
   committed_ = true;
   // Make the rename itself durable.
-  std::filesystem::path dir = path_.parent_path();
+  std::filesystem::path dir = target_.parent_path();
   if (dir.empty()) dir = ".";
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0 || ::fsync(dfd) != 0) {

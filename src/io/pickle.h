@@ -50,10 +50,17 @@ struct UnpickleContext {
   bool torchscript = false;
   // Throws a cohort::Error that names the file; `what` says what is wrong.
   std::function<void(const std::string& what)> fail;
+  // When set, receives the bytes the reader charged to its budget (Note [Unpickling in bounded
+  // memory] in unpickle.cpp), for tests that measure real files against it.
+  uint64_t* charged = nullptr;
+  // The size the budget is a multiple of; 0: the pickle's. An archive whose pickle was deflated
+  // passes its own size, so the budget stays a multiple of the bytes on disk.
+  uint64_t budget_base = 0;
 };
 
 // Unpickles `bytes`, accepting only the opcodes and globals of PyTorch's tensor files
-// (the list is in torch_file.h).
+// (the list is in torch_file.h), in memory bounded by a multiple of bytes.size() (Note [Unpickling in
+// bounded memory] in unpickle.cpp): a pickle that needs more, or nests deeper, is refused while it is read.
 PyValue unpickle(std::string_view bytes, const UnpickleContext& context);
 
 // Name of the storage type of a dtype ("FloatStorage"), and the element size and cohort dtype of a

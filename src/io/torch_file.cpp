@@ -2,6 +2,7 @@
 // and io::PyValue, the tree of values in it.
 #include "cohort/io/torch_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <istream>
 #include <iterator>
@@ -165,6 +166,12 @@ void load_storage(ZipReader& zip, const std::string& prefix, StorageRecord& r) {
   }
 }
 
+// A pickle of a state dict takes about a hundred bytes per tensor: this is millions of tensors, and
+// what a crafted file declares is refused before it is read.
+constexpr uint64_t kMaxPickleBytes = uint64_t{256} << 20;
+// "3\n", "little": a record of these names that is longer is not PyTorch's.
+constexpr uint64_t kMaxSmallRecordBytes = 64;
+
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
@@ -178,15 +185,21 @@ PyValue read_archive(ZipReader& zip) {
     zip.fail("record '" + first + "' is not inside the archive's folder; not a file written by torch.save");
   const std::string prefix = first.substr(0, slash);
   auto record = [&](const std::string& name) { return zip.size(prefix + "/" + name).has_value(); };
+  auto read_small = [&](const std::string& name) {
+    const uint64_t n = *zip.size(prefix + "/" + name);
+    if (n > kMaxSmallRecordBytes)
+      zip.fail("record '" + prefix + "/" + name + "' has " + std::to_string(n) + " bytes; PyTorch writes a few");
+    return trimmed(zip.read(prefix + "/" + name));
+  };
 
   const std::string version_name = record(".data/version") ? ".data/version" : "version";
   if (!record(version_name)) zip.fail("no '" + prefix + "/version' record; not a file written by torch.save");
-  const std::string version = trimmed(zip.read(prefix + "/" + version_name));
+  const std::string version = read_small(version_name);
   if (version.empty() || version.size() > 3 || version.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(version) < 1 || std::stoi(version) > 10)
     zip.fail("unsupported format version '" + version.substr(0, 20) + "' (PyTorch writes 1 to 10)");
   if (record("byteorder")) {
-    const std::string order = trimmed(zip.read(prefix + "/byteorder"));
+    const std::string order = read_small("byteorder");
     if (order == "big")
       zip.fail("the file was written on a big-endian machine (byteorder 'big'); cohort reads little-endian files "
                "only; hint: load and save it again with PyTorch on a little-endian machine");
@@ -200,8 +213,15 @@ PyValue read_archive(ZipReader& zip) {
   bool torchscript = record("constants.pkl");
   for (const auto& name : zip.names()) torchscript = torchscript || name.rfind(prefix + "/code/", 0) == 0;
 
+  const uint64_t pkl_size = *zip.size(prefix + "/data.pkl");
+  if (pkl_size > kMaxPickleBytes)
+    zip.fail("record '" + prefix + "/data.pkl' has " + std::to_string(pkl_size) + " bytes, more than the " +
+             std::to_string(kMaxPickleBytes >> 20) + " MiB cohort reads (a state dict's pickle takes about 100 bytes "
+             "per tensor)");
   const std::string pkl = zip.read(prefix + "/data.pkl");
   UnpickleContext context;
+  // A pickle inflated from fewer bytes gets the budget of the bytes the file really has.
+  context.budget_base = std::min<uint64_t>(pkl.size(), zip.archive_size());
   context.torchscript = torchscript;
   context.load_storage = [&](StorageRecord& r) { load_storage(zip, prefix, r); };
   context.fail = [&](const std::string& what) { zip.fail(what); };

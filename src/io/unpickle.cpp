@@ -1,9 +1,12 @@
 // Python's pickle as PyTorch's files use it, the reading half: only the opcodes and globals of those
 // files run. Nothing a pickle names is ever called: each allowed global has its meaning written here.
+#include <array>
 #include <bit>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "cohort/core/error.h"
@@ -21,20 +24,40 @@ using namespace opcode;
 // list that APPENDS extends), and two kinds exist only here: a global and a storage. Nodes live in the
 // unpickler's arena and point at each other with plain pointers: a crafted pickle may nest a million
 // lists or put a list inside itself, which owning pointers would free by deep recursion or leak.
+// What only tensors, dicts, objects and storages need sits in `x`, so the many small nodes stay small
+// (Note [Unpickling in bounded memory]).
 struct Node;
 using NodePtr = Node*;
+// A dict key as the reader compares keys: the kind, the bits of a number, a view of a str's bytes
+// (a str node never changes once made, and outlives the dict in the arena).
+using DictKey = std::tuple<int, uint64_t, std::string_view>;
+// Keys that view the same bytes are equal without reading them: a long key used over and over (one
+// str node fetched from the memo) costs no time per use.
+struct DictKeyLess {
+  bool operator()(const DictKey& a, const DictKey& b) const {
+    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a) < std::get<0>(b);
+    if (std::get<1>(a) != std::get<1>(b)) return std::get<1>(a) < std::get<1>(b);
+    const std::string_view x = std::get<2>(a), y = std::get<2>(b);
+    if (x.data() == y.data() && x.size() == y.size()) return false;
+    return x < y;
+  }
+};
+struct NodeExtra {
+  cohort::Tensor t;
+  std::vector<std::pair<NodePtr, NodePtr>> entries;
+  std::map<DictKey, size_t, DictKeyLess> index;  // entries by key, so a repeated key replaces its value
+  StorageRecord storage;
+};
 struct Node {
-  enum Kind { None, Bool, Int, Float, String, Tensor, List, Tuple, Dict, Object, Global, Storage } kind = None;
+  enum Kind : uint8_t { None, Bool, Int, Float, String, Tensor, List, Tuple, Dict, Object, Global, Storage } kind = None;
   bool b = false;
+  bool ordered = false;
+  int32_t depth = 0;  // containers: how deep the values inside it nest, as far as pushes have told
   int64_t i = 0;
   double d = 0;
   std::string s;  // a str; "module.name" of a global; an object's class
-  cohort::Tensor t;
   std::vector<NodePtr> items;
-  std::vector<std::pair<NodePtr, NodePtr>> entries;
-  std::map<std::string, size_t> index;  // entries by key, so a repeated key replaces its value
-  bool ordered = false;
-  StorageRecord storage;
+  std::unique_ptr<NodeExtra> x;  // tensors, dicts, objects, storages
 };
 
 const char* kind_name(const Node& n) {
@@ -55,12 +78,41 @@ const char* kind_name(const Node& n) {
   return "?";
 }
 
+// Note [Unpickling in bounded memory]
+// A pickle is a program, and a short one can ask for a lot: a million MARKs, a list appended into
+// itself, one long string fetched from the memo a million times, a dict keyed by that string. The
+// reader refuses such files while it reads them, before their cost is paid, so that a refusal costs
+// a small multiple of the file's size in memory and time:
+// - every allocation the reader makes (a node, a string's bytes, a slot on the stack or in a
+//   container, a value of the result) is charged to a budget of kBytesPerPickleByte times the
+//   pickle's size (plus kBudgetFloor, so that a tiny file's few values fit): the files of PyTorch's
+//   torch.save and libtorch's take 26 to 42 bytes per byte of their pickle, and a test keeps them
+//   under half of it (tests/io/torch_file_hostile_test.cpp); on a file that is all pickle, a refusal
+//   costs at most kBytesPerPickleByte times the file's size;
+// - MARKs and nested containers go at most kMaxDepth deep, checked as they are pushed;
+// - dict keys are compared in place, never copied, so a long key repeated costs no time per use;
+// - None, True, False and the ints 0 to 255 are one node each, whoever pushes them.
+// The storages' bytes are not part of it: each is checked against its record before it is allocated,
+// and records that inflate are capped by the zip reader (Note [PyTorch's zip layout]).
+constexpr uint64_t kBytesPerPickleByte = 128;
+constexpr uint64_t kBudgetFloor = 16 << 20;
+constexpr size_t kMaxDepth = 1000;
+
 // What the reader allows to be named, and what each means.
 enum class Callable { OrderedDict, RebuildTensor, RebuildParameter, RebuildParameterWithState, StorageType, Class };
 
 class Unpickler {
  public:
-  Unpickler(std::string_view bytes, const UnpickleContext& context) : in_(bytes), context_(context) {}
+  Unpickler(std::string_view bytes, const UnpickleContext& context)
+      : in_(bytes),
+        context_(context),
+        budget_(kBytesPerPickleByte * (context.budget_base ? context.budget_base : bytes.size()) + kBudgetFloor) {
+    none_ = make(Node::None);
+    true_ = make(Node::Bool);
+    true_->b = true;
+    false_ = make(Node::Bool);
+  }
+
 
   PyValue run() {
     while (true) {
@@ -71,7 +123,9 @@ class Unpickler {
       step(code);
     }
     if (stack_.size() != 1 || !marks_.empty()) fail("the pickle leaves " + std::to_string(stack_.size()) + " values on its stack");
-    return convert(*stack_.back(), 0);
+    PyValue result = convert(*stack_.back(), 0);
+    if (context_.charged) *context_.charged = charged_;
+    return result;
   }
 
  private:
@@ -109,8 +163,32 @@ class Unpickler {
     return s;
   }
 
+  // ---- memory (Note [Unpickling in bounded memory])
+  void charge(uint64_t nbytes) {
+    charged_ += nbytes;
+    if (charged_ > budget_)
+      fail("reading the pickle takes more than " + std::to_string(budget_ >> 20) + " MiB (" +
+           std::to_string(kBytesPerPickleByte) + " bytes per byte of the file, and " +
+           std::to_string(kBudgetFloor >> 20) + " MiB); a tensor file's pickle needs a small share of that, this one "
+           "repeats or shares values without end (a crafted file?)");
+  }
+  // A container now holding `item`: its depth, checked as it grows.
+  void deepen(Node& container, const Node& item) {
+    if (item.depth + 1 > container.depth) container.depth = item.depth + 1;
+    if (static_cast<size_t>(container.depth) > kMaxDepth)
+      fail("values are nested more than " + std::to_string(kMaxDepth) + " deep (or contain themselves)");
+  }
+  void fill(Node& container, std::vector<NodePtr> items) {
+    charge(items.size() * sizeof(NodePtr));
+    for (NodePtr item : items) deepen(container, *item);
+    container.items.insert(container.items.end(), items.begin(), items.end());
+  }
+
   // ---- the stack
-  void push(NodePtr n) { stack_.push_back(std::move(n)); }
+  void push(NodePtr n) {
+    charge(sizeof(NodePtr));
+    stack_.push_back(n);
+  }
   NodePtr pop() {
     if (stack_.empty() || (!marks_.empty() && stack_.size() == marks_.back()))
       fail("an opcode pops from an empty stack (a malformed pickle)");
@@ -131,28 +209,41 @@ class Unpickler {
     return items;
   }
   NodePtr make(Node::Kind kind) {
+    const bool extra = kind == Node::Tensor || kind == Node::Dict || kind == Node::Object || kind == Node::Storage;
+    // The node, the arena's pointer to it and the allocator's header of each allocation.
+    charge(sizeof(Node) + sizeof(std::unique_ptr<Node>) + 16 + (extra ? sizeof(NodeExtra) + 16 : 0));
     arena_.push_back(std::make_unique<Node>());
-    arena_.back()->kind = kind;
-    return arena_.back().get();
+    Node& n = *arena_.back();
+    n.kind = kind;
+    if (extra) n.x = std::make_unique<NodeExtra>();
+    return &n;
   }
-  NodePtr scalar(Node::Kind kind) { return make(kind); }
   NodePtr integer(int64_t v) {
+    // Small ints (a tensor's sizes, strides, offsets) are one node per value, as in Python.
+    const bool small = v >= 0 && v < static_cast<int64_t>(small_ints_.size());
+    if (small && small_ints_[static_cast<size_t>(v)]) return small_ints_[static_cast<size_t>(v)];
     NodePtr n = make(Node::Int);
     n->i = v;
+    if (small) small_ints_[static_cast<size_t>(v)] = n;
     return n;
   }
   NodePtr string(std::string s) {
+    charge(s.size());
     NodePtr n = make(Node::String);
     n->s = std::move(s);
     return n;
   }
   NodePtr tuple(std::vector<NodePtr> items) {
     NodePtr n = make(Node::Tuple);
-    n->items = std::move(items);
+    fill(*n, std::move(items));
     return n;
   }
 
-  void memo_put(uint64_t index) { memo_[index] = top(); }
+  void memo_put(uint64_t index) {
+    NodePtr value = top();
+    charge(64);  // a hash map entry
+    memo_[index] = value;
+  }
   void memo_get(uint64_t index) {
     auto it = memo_.find(index);
     if (it == memo_.end()) fail("memo entry " + std::to_string(index) + " is read before it is written");
@@ -160,21 +251,26 @@ class Unpickler {
   }
 
   // The key under which a dict remembers an entry: only hashable kinds may be keys.
-  std::string key_of(const Node& k) {
+  DictKey key_of(const Node& k) {
     switch (k.kind) {
-      case Node::None: return "N";
-      case Node::Bool: return k.b ? "B1" : "B0";  // True == 1 in Python; never mixed in PyTorch's files
-      case Node::Int: return "I" + std::to_string(k.i);
-      case Node::Float: return "F" + std::to_string(std::bit_cast<uint64_t>(k.d));
-      case Node::String: return "S" + k.s;
+      case Node::None: return {0, 0, {}};
+      case Node::Bool: return {1, k.b, {}};  // True == 1 in Python; never mixed in PyTorch's files
+      case Node::Int: return {2, static_cast<uint64_t>(k.i), {}};
+      case Node::Float: return {3, std::bit_cast<uint64_t>(k.d), {}};
+      case Node::String: return {4, 0, k.s};
       default: fail(std::string("a dict key is a ") + kind_name(k) + ", which cohort does not read as a key");
     }
   }
   void set_item(Node& dict, NodePtr key, NodePtr value) {
-    const std::string k = key_of(*key);
-    auto [it, inserted] = dict.index.emplace(k, dict.entries.size());
-    if (inserted) dict.entries.emplace_back(std::move(key), std::move(value));
-    else dict.entries[it->second].second = std::move(value);
+    deepen(dict, *key);
+    deepen(dict, *value);
+    auto [it, inserted] = dict.x->index.emplace(key_of(*key), dict.x->entries.size());
+    if (inserted) {
+      charge(2 * sizeof(NodePtr) + 96);  // the entry and its index's tree node
+      dict.x->entries.emplace_back(key, value);
+    } else {
+      dict.x->entries[it->second].second = value;
+    }
   }
   Node& dict_at_top() {
     Node& d = *top();
@@ -232,7 +328,7 @@ class Unpickler {
 
   NodePtr rebuild_tensor(const std::vector<NodePtr>& args) {
     if (args.size() != 6 && args.size() != 7) fail("_rebuild_tensor_v2 takes 6 or 7 arguments, got " + std::to_string(args.size()));
-    const StorageRecord& s = arg(args, 0, Node::Storage, "storage").storage;
+    const StorageRecord& s = arg(args, 0, Node::Storage, "storage").x->storage;
     const Node& offset_node = arg(args, 1, Node::Int, "storage offset");
     const std::vector<int64_t> sizes = int_tuple(arg(args, 2, Node::Tuple, "size"), "size");
     const std::vector<int64_t> strides = int_tuple(arg(args, 3, Node::Tuple, "stride"), "stride");
@@ -253,7 +349,7 @@ class Unpickler {
     }
     NodePtr n = make(Node::Tensor);
     if (empty) {
-      n->t = zeros(sizes, TensorOptions(s.dtype));
+      n->x->t = zeros(sizes, TensorOptions(s.dtype));
     } else {
       int64_t last = offset;
       bool inside = offset < s.numel;
@@ -267,11 +363,11 @@ class Unpickler {
              cohort::detail::str(IntArrayRef(strides)) +
              " at offset " + std::to_string(offset) + " reaches past the end of storage '" + s.key + "' (" +
              std::to_string(s.numel) + " elements)");
-      n->t = cohort::Tensor(std::make_shared<TensorImpl>(s.storage, s.dtype, Shape(sizes), Shape(strides), offset));
+      n->x->t = cohort::Tensor(std::make_shared<TensorImpl>(s.storage, s.dtype, Shape(sizes), Shape(strides), offset));
     }
     if (requires_grad) {
       if (!is_floating_point(s.dtype)) fail("an integer tensor is marked requires_grad");
-      n->t.requires_grad_(true);
+      n->x->t.requires_grad_(true);
     }
     return n;
   }
@@ -281,10 +377,10 @@ class Unpickler {
     const Node& data = arg(args, 0, Node::Tensor, "data");
     const bool requires_grad = arg(args, 1, Node::Bool, "requires_grad").b;
     NodePtr n = make(Node::Tensor);
-    n->t = data.t.detach();
+    n->x->t = data.x->t.detach();
     if (requires_grad) {
-      if (!is_floating_point(n->t.dtype())) fail("an integer parameter is marked requires_grad");
-      n->t.requires_grad_(true);
+      if (!is_floating_point(n->x->t.dtype())) fail("an integer parameter is marked requires_grad");
+      n->x->t.requires_grad_(true);
     }
     return n;
   }
@@ -321,19 +417,19 @@ class Unpickler {
     auto cached = storages_.find(it[2]->s);
     const std::string type = it[1]->s.substr(6);  // after "torch."
     if (cached != storages_.end()) {
-      if (cached->second->storage.type != type || cached->second->storage.numel != it[4]->i)
-        fail("storage '" + it[2]->s + "' is named as " + cached->second->storage.type + " of " +
-             std::to_string(cached->second->storage.numel) + " elements and as " + type + " of " +
+      if (cached->second->x->storage.type != type || cached->second->x->storage.numel != it[4]->i)
+        fail("storage '" + it[2]->s + "' is named as " + cached->second->x->storage.type + " of " +
+             std::to_string(cached->second->x->storage.numel) + " elements and as " + type + " of " +
              std::to_string(it[4]->i));
       push(cached->second);
       return;
     }
     NodePtr n = make(Node::Storage);
-    n->storage.key = it[2]->s;
-    n->storage.type = type;
-    n->storage.numel = it[4]->i;
-    context_.load_storage(n->storage);
-    storages_[n->storage.key] = n;
+    n->x->storage.key = it[2]->s;
+    n->x->storage.type = type;
+    n->x->storage.numel = it[4]->i;
+    context_.load_storage(n->x->storage);
+    storages_[n->x->storage.key] = n;
     push(n);
   }
 
@@ -343,7 +439,7 @@ class Unpickler {
     if (target.kind == Node::Dict && target.ordered) return;  // an OrderedDict's attributes (state_dict()'s _metadata)
     if (target.kind != Node::Object) fail(std::string("BUILD on a ") + kind_name(target));
     if (state->kind != Node::Dict) fail(std::string("an object's state is a ") + kind_name(*state) + ", not a dict");
-    for (auto& [key, value] : state->entries) {
+    for (auto& [key, value] : state->x->entries) {
       if (key->kind != Node::String) fail("an object's attribute name is a " + std::string(kind_name(*key)));
       set_item(target, key, value);
     }
@@ -357,15 +453,14 @@ class Unpickler {
         return;
       }
       case FRAME: le(8); return;
-      case MARK: marks_.push_back(stack_.size()); return;
-      case NONE: push(scalar(Node::None)); return;
-      case NEWTRUE:
-      case NEWFALSE: {
-        NodePtr n = scalar(Node::Bool);
-        n->b = code == NEWTRUE;
-        push(n);
+      case MARK:
+        if (marks_.size() >= kMaxDepth)
+          fail("MARKs are nested more than " + std::to_string(kMaxDepth) + " deep (a tensor file's nest a few)");
+        marks_.push_back(stack_.size());
         return;
-      }
+      case NONE: push(none_); return;
+      case NEWTRUE: push(true_); return;
+      case NEWFALSE: push(false_); return;
       case BININT1: push(integer(byte())); return;
       case BININT2: push(integer(static_cast<int64_t>(le(2)))); return;
       case BININT: push(integer(static_cast<int32_t>(static_cast<uint32_t>(le(4))))); return;
@@ -382,7 +477,7 @@ class Unpickler {
         uint64_t bits = 0;
         for (int i = 0; i < 8; ++i) bits = (bits << 8) | static_cast<uint8_t>(in_[pos_ + i]);
         pos_ += 8;
-        NodePtr n = scalar(Node::Float);
+        NodePtr n = make(Node::Float);
         n->d = std::bit_cast<double>(bits);
         push(n);
         return;
@@ -403,19 +498,18 @@ class Unpickler {
       case EMPTY_LIST: push(make(Node::List)); return;
       case LIST: {
         NodePtr l = make(Node::List);
-        l->items = pop_mark();
+        fill(*l, pop_mark());
         push(l);
         return;
       }
       case APPEND: {
         NodePtr v = pop();
-        list_at_top().items.push_back(std::move(v));
+        fill(list_at_top(), {v});
         return;
       }
       case APPENDS: {
         std::vector<NodePtr> items = pop_mark();
-        Node& l = list_at_top();
-        l.items.insert(l.items.end(), items.begin(), items.end());
+        fill(list_at_top(), std::move(items));
         return;
       }
       case EMPTY_DICT: push(make(Node::Dict)); return;
@@ -486,17 +580,20 @@ class Unpickler {
   // ---- the result: a tree, bounded (a crafted pickle can share or nest containers without end)
   PyValue convert(const Node& n, int depth) {
     if (depth > 1000) fail("values are nested more than 1000 deep (or contain themselves)");
-    if (++converted_ > 1'000'000 + 16 * in_.size()) fail("the pickle expands to too many values (shared containers)");
+    // The result is a tree: a value shared by the pickle is copied wherever it is used, and paid for
+    // each time (the root's own PyValue and each container's slots are charged by their holder).
+    charge(16);
     switch (n.kind) {
       case Node::None: return PyValue();
       case Node::Bool: return PyValue(n.b);
       case Node::Int: return PyValue(n.i);
       case Node::Float: return PyValue(n.d);
-      case Node::String: return PyValue(n.s);
-      case Node::Tensor: return PyValue(n.t);
+      case Node::String: charge(n.s.size()); return PyValue(n.s);
+      case Node::Tensor: return PyValue(n.x->t);
       case Node::List:
       case Node::Tuple: {
         PyValue::Items items;
+        charge(sizeof(PyValue::Items) + n.items.size() * sizeof(PyValue));
         items.reserve(n.items.size());
         for (const auto& item : n.items) items.push_back(convert(*item, depth + 1));
         return n.kind == Node::List ? PyValue::list(std::move(items)) : PyValue::tuple(std::move(items));
@@ -504,8 +601,9 @@ class Unpickler {
       case Node::Dict:
       case Node::Object: {
         PyValue::DictItems items;
-        items.reserve(n.entries.size());
-        for (const auto& [k, v] : n.entries) items.emplace_back(convert(*k, depth + 1), convert(*v, depth + 1));
+        charge(sizeof(PyValue::DictItems) + n.x->entries.size() * 2 * sizeof(PyValue));
+        items.reserve(n.x->entries.size());
+        for (const auto& [k, v] : n.x->entries) items.emplace_back(convert(*k, depth + 1), convert(*v, depth + 1));
         return n.kind == Node::Dict ? PyValue::dict(std::move(items), n.ordered) : PyValue::object(n.s, std::move(items));
       }
       case Node::Global: fail("the value holds the global " + n.s + " itself, not a value it builds");
@@ -523,7 +621,10 @@ class Unpickler {
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, NodePtr> memo_;
   std::map<std::string, NodePtr> storages_;
-  uint64_t converted_ = 0;
+  uint64_t budget_;
+  uint64_t charged_ = 0;
+  NodePtr none_ = nullptr, true_ = nullptr, false_ = nullptr;
+  std::array<NodePtr, 256> small_ints_{};
 };
 
 }  // namespace

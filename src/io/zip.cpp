@@ -237,6 +237,13 @@ std::optional<uint64_t> ZipReader::size(const std::string& name) const {
   if (!plausible)
     fail("record '" + name + "' declares " + std::to_string(st.size) + " bytes (" + std::to_string(st.comp_size) +
          " compressed) in a " + std::to_string(archive_size_) + "-byte archive (corrupt or truncated)");
+  const uint64_t allowance = kMaxInflation * archive_size_;
+  if (st.comp_method != ZIP_CM_STORE && (inflated_ > allowance || st.size > allowance - inflated_))
+    fail("record '" + name + "' inflates to " + std::to_string(st.size) + " bytes from " + std::to_string(st.comp_size) +
+         (inflated_ ? " (after " + std::to_string(inflated_) + " inflated by earlier records)" : std::string()) +
+         ", more than " + std::to_string(kMaxInflation) + " times the " + std::to_string(archive_size_) +
+         "-byte archive; torch.save never compresses records, and tensors barely compress (a crafted file?); "
+         "hint: save it again with torch.save");
   return st.size;
 }
 
@@ -267,6 +274,11 @@ void ZipReader::read(const std::string& name, void* dst, uint64_t nbytes) {
   }
   zip_fclose(file);
   if (!problem.empty()) fail("record '" + name + "' is corrupt: " + problem);
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(static_cast<zip_t*>(zip_), static_cast<zip_uint64_t>(index_of(name)), 0, &st) == 0 &&
+      st.comp_method != ZIP_CM_STORE)
+    inflated_ += nbytes;
 }
 
 std::string ZipReader::read(const std::string& name) {

@@ -28,7 +28,10 @@ namespace cohort::io::detail {
 //
 // The reader is libzip's (zip_open with ZIP_CHECKCONS): a widely fuzzed parser of the central
 // directory, zip64, compressed records (an archive re-zipped by another tool still loads) and CRC-32
-// verification; ZipReader adds bounds on the sizes it declares before anything is allocated.
+// verification; ZipReader adds bounds on the sizes it declares before anything is allocated. torch.save
+// never compresses, so compressed records only come from archives re-zipped by another tool (data
+// that barely compresses, floats) or crafted ones (deflate inflates up to ~1030 to 1): all of an
+// archive's compressed records together may inflate to at most kMaxInflation times its size.
 
 // Appends bytes to the output: AtomicWriter::write or an std::ostream.
 using ZipSink = std::function<void(const void* data, size_t nbytes)>;
@@ -70,8 +73,11 @@ class ZipReader {
 
   // Record names in archive order.
   const std::vector<std::string>& names() const { return names_; }
-  // The uncompressed size of a record, or nullopt when there is none of that name.
+  // The uncompressed size of a record, or nullopt when there is none of that name. A compressed
+  // record that would take the archive's inflated bytes past kMaxInflation times its size is an error.
   std::optional<uint64_t> size(const std::string& name) const;
+  uint64_t archive_size() const { return archive_size_; }
+  static constexpr uint64_t kMaxInflation = 16;
   // Reads a whole record (exactly size(name) bytes) into dst and verifies its CRC-32.
   void read(const std::string& name, void* dst, uint64_t nbytes);
   std::string read(const std::string& name);
@@ -85,7 +91,8 @@ class ZipReader {
   std::string op_;
   std::shared_ptr<const std::string> bytes_;
   uint64_t archive_size_ = 0;
-  void* zip_ = nullptr;  // a zip_t*
+  uint64_t inflated_ = 0;  // bytes read so far from compressed records
+  void* zip_ = nullptr;    // a zip_t*
   std::vector<std::string> names_;
 };
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
 #include "apps/run_cohort.h"
@@ -105,6 +107,39 @@ TEST_F(Export, ReplacesAFileAtomicallyAndNamesItInErrors) {
   p = run_printing({"export", "--checkpoint", run_->string()});
   EXPECT_EQ(p.code, 2);
   EXPECT_THAT(p.err, HasSubstr("--onnx"));
+  fs::remove_all(dir);
+}
+
+TEST_F(Export, OutputFlagsRefuseAFifoOrADirectoryBeforeAnyWork) {
+  // export --onnx and eval --json replace their file atomically: something that is not a regular
+  // file is a usage error naming the flag and what the path is, and stays what it was.
+  const fs::path dir = fresh_test_dir("export", "special-targets");
+  fs::create_directories(dir / "folder");
+  const fs::path fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Printed p = run_printing({"export", "--checkpoint", run_->string(), "--onnx", fifo.string()});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort export: --onnx " + fifo.string() + " is a FIFO, not a regular file"));
+  EXPECT_EQ(p.out, "");  // refused before the checkpoint was read
+  p = run_printing({"eval", "--checkpoint", run_->string(), "--json", fifo.string()});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort eval: --json " + fifo.string() + " is a FIFO, not a regular file"));
+  EXPECT_EQ(p.out, "");
+  EXPECT_EQ(fs::symlink_status(fifo).type(), fs::file_type::fifo);
+  p = run_printing({"eval", "--checkpoint", run_->string(), "--json", (dir / "folder").string()});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort eval: --json " + (dir / "folder").string() + " is a directory"));
+  EXPECT_TRUE(fs::is_directory(dir / "folder"));
+
+  // A symlink to a file: the file is replaced, the link stays.
+  {
+    std::ofstream(dir / "real.onnx") << "old";
+  }
+  fs::create_symlink(dir / "real.onnx", dir / "link.onnx");
+  p = run_printing({"export", "--checkpoint", run_->string(), "--onnx", (dir / "link.onnx").string()});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.onnx"));
+  EXPECT_NE(text_of(dir / "real.onnx"), "old");
   fs::remove_all(dir);
 }
 

@@ -54,6 +54,25 @@ TEST(FolderDataset, TrainsWithValSplitAndValDir) {
   EXPECT_EQ(code, 0) << err;
 }
 
+TEST(FolderDataset, SymlinkLoopsAreSkippedAndReported) {
+  // A folder link back up the tree ended the program with an uncaught filesystem_error; a link to
+  // nothing was skipped without a word. Both are skipped and named in a warning.
+  const fs::path dir = fresh_test_dir("folder", "links");
+  write_tree(dir / "train", 4);
+  fs::create_directory_symlink("..", dir / "train" / "dark" / "up");
+  fs::create_symlink("gone.png", dir / "train" / "bright" / "broken.png");
+  auto [code, err] = run_cohort({"train", "--dataset", "folder:" + (dir / "train").string(), "--val-split", "0.25",
+                                 "--image-size", "8", "--model", "mlp", "--epochs", "1", "--batch-size", "4",
+                                 "--threads", "1", "--no-progress", "--out", (dir / "run").string()});
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("(6 train, 2 test images"));
+  EXPECT_THAT(err, HasSubstr("cohort train: warning: the image folder " + (dir / "train").string() + ": skipped 1 "
+                             "symbolic link to nothing (" + (dir / "train" / "bright" / "broken.png").string() +
+                             ") and 1 folder link that leads to a folder already read (" +
+                             (dir / "train" / "dark" / "up").string() + "): a loop?"));
+  fs::remove_all(dir);
+}
+
 TEST(FolderDataset, ErrorsNameTheFlags) {
   const fs::path dir = fresh_test_dir("folder", "errors");
   write_tree(dir / "train", 2);

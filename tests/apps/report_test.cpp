@@ -7,6 +7,8 @@
 #include "io/io_test_util.h"
 #include "support/error_of.h"
 
+#include <nlohmann/json.hpp>
+
 #include "cohort/io/image.h"
 
 #include "app/report.h"
@@ -129,6 +131,39 @@ TEST_F(Report, EmbedsSamplesAndEvaluation) {
   EXPECT_THAT(error_of([&] { report(); }), HasSubstr("write_report: " + path("eval.json").string() + ": "));
   write_bytes(path("eval.json"), R"({"accuracy":0.5,"per_class":[],"confusion":[[1,2],[3]]})");
   EXPECT_THAT(error_of([&] { report(); }), HasSubstr("\"confusion\" must be a square matrix, got 2 rows and a row of 1"));
+}
+
+TEST_F(Report, ManyClassesShowPrecisionAndTopConfusionsNotAMatrix) {
+  // eval.json of a 150-class target: no "confusion", the most frequent pairs instead.
+  write_bytes(path("metrics.jsonl"), metrics());
+  nlohmann::json eval = {{"count", 300}, {"loss", 2.0}, {"accuracy", 0.5}};
+  nlohmann::json per_class = nlohmann::json::array(), classes = nlohmann::json::array();
+  for (int c = 0; c < 150; ++c) {
+    classes.push_back("id" + std::to_string(c));
+    per_class.push_back({{"name", "id" + std::to_string(c)}, {"accuracy", 0.5}, {"precision", 0.25}, {"count", 2}});
+  }
+  eval["classes"] = classes;
+  eval["per_class"] = per_class;
+  eval["top_confusions"] = {{{"true", "id0"}, {"predicted", "id<1>"}, {"count", 2}}};
+  write_bytes(path("eval.json"), eval.dump());
+  const std::string html = report();
+  EXPECT_THAT(html, Not(HasSubstr("class=\"conf\"")));
+  EXPECT_THAT(html, HasSubstr("<h3>Most frequent confusions</h3><p class=\"note\">150 classes: the confusion matrix "
+                              "is drawn up to 100.</p>"));
+  EXPECT_THAT(html, HasSubstr("<tr><th>id0</th><td>id&lt;1&gt;</td><td>2</td></tr>"));
+  EXPECT_THAT(html, HasSubstr("<th>precision</th>"));
+  EXPECT_THAT(html, HasSubstr(">id149</th><td>50.00%</td>"));
+  EXPECT_EQ(count(html, "<td>25.00%</td>"), 150u);
+}
+
+TEST_F(Report, OversizedEvalJsonIsNotParsed) {
+  // An eval.json with the matrix of thousands of classes (an older cohort wrote those): the report
+  // says so instead of parsing gigabytes. A sparse file: its size is what counts.
+  write_bytes(path("metrics.jsonl"), metrics());
+  write_bytes(path("eval.json"), "{");
+  fs::resize_file(path("eval.json"), uintmax_t{65} << 20);
+  const std::string html = report();
+  EXPECT_THAT(html, HasSubstr("eval.json has 65 MiB, too large to show (a confusion matrix of thousands of classes?)"));
 }
 
 TEST_F(Report, LongRunsAreAveragedIntoFewerPoints) {

@@ -77,6 +77,38 @@ TEST(TableDataset, TheMlpLearnsACsvTableAndEvalReadsItBack) {
   fs::remove_all(dir);
 }
 
+TEST(TableDataset, AnIdentifierTargetWarnsAndEvalStaysLinear) {
+  // A target with a value per row (an ID column): a warning at training; with more classes than the
+  // confusion matrix is drawn for, eval prints, writes and reports per-class tables and top confusions.
+  const fs::path dir = fresh_test_dir("table", "identifier");
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "people.csv");
+    out << "id,x,y\n";
+    for (int i = 0; i < 240; ++i) out << "p" << i << "," << i % 7 << "," << i % 11 << "\n";
+  }
+  const fs::path run = dir / "run";
+  auto [code, err] = run_cohort({"train", "--model", "mlp", "--dataset", "csv:" + (dir / "people.csv").string(),
+                                 "--target", "id", "--val-split", "0.5", "--epochs", "1", "--workers", "0",
+                                 "--threads", "1", "--no-progress", "--out", run.string()});
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("cohort train: warning: the target column 'id' has 240 distinct values in 240 rows: more "
+                             "than half the rows have a class of their own, so it is probably an identifier"));
+  const nlohmann::json eval = nlohmann::json::parse(text_of(run / "eval.json"));
+  EXPECT_FALSE(eval.contains("confusion"));
+  EXPECT_EQ(eval.at("per_class").size(), 240u);
+  EXPECT_FALSE(eval.at("top_confusions").empty());
+  EXPECT_THAT(text_of(run / "report.html"), HasSubstr("<h3>Most frequent confusions</h3>"));
+
+  ::testing::internal::CaptureStdout();
+  auto [eval_code, eval_err] = run_cohort({"eval", "--checkpoint", run.string()});
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(eval_code, 0) << eval_err;
+  EXPECT_THAT(printed, HasSubstr("240 classes: recall and precision per class, then the 20 most frequent confusions"));
+  EXPECT_THAT(printed, ::testing::Not(HasSubstr("Confusion matrix")));
+  fs::remove_all(dir);
+}
+
 TEST(TableDataset, FlagsThatDoNotFitATableAreUsageErrors) {
   const fs::path dir = fresh_test_dir("table", "flags");
   const std::string csv = "csv:" + write_rings(dir, 20).string();
@@ -90,6 +122,16 @@ TEST(TableDataset, FlagsThatDoNotFitATableAreUsageErrors) {
                "--val-split must be in [0, 1), got 1");
   expect_usage({"--dataset", "synthetic", "--target", "label"}, "--target is only for --dataset csv:FILE");
   expect_usage({"--model", "mlp", "--dataset", "csv:"}, "--dataset csv: must name a path");
+
+  {
+    std::ofstream(dir / "dup.csv") << "f1,f1,label\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n";
+    auto [dup_code, dup_err] = run_cohort({"train", "--model", "mlp", "--dataset", "csv:" + (dir / "dup.csv").string(),
+                                           "--target", "label", "--out", (dir / "run-dup").string(), "--no-progress"});
+    EXPECT_EQ(dup_code, 1);
+    EXPECT_THAT(dup_err, HasSubstr("dup.csv: the column name 'f1' appears more than once, at columns 1 and 2 "
+                                   "(counting from 1, as a spreadsheet does)"));
+    EXPECT_FALSE(fs::exists(dir / "run-dup" / "checkpoints"));
+  }
 
   auto [code, err] = run_cohort({"train", "--model", "mlp", "--dataset", csv, "--target", "colour", "--out",
                                  (dir / "run2").string(), "--no-progress"});

@@ -108,6 +108,47 @@ TEST_F(CsvDatasetTest, EveryFaultNamesTheFileRowAndColumn) {
   EXPECT_THAT(error_of([&] { data::CsvDataset(file("a,y\n\x1b[2J,0\n"), opts); }), HasSubstr("got '\\x1b[2J'"));
 }
 
+TEST_F(CsvDatasetTest, DuplicateColumnNamesAreRefusedWithTheirPositions) {
+  // Training takes columns by position, predicting by name: `f1,f1,label` would train on both columns
+  // and predict from the first one twice.
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("f1,f1,label\n1,2,a\n3,4,b\n"), data::CsvOptions("label")); }),
+              HasSubstr("CsvDataset: " + path("t.csv").string() + ": the column name 'f1' appears more than once, at "
+                        "columns 1 and 2 (counting from 1, as a spreadsheet does); hint: give each column its own name"));
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("label,x,label,y,label\n" "a,1,a,2,a\nb,3,b,4,b\n"), data::CsvOptions("label")); }),
+              HasSubstr("the target column 'label' appears more than once, at columns 1, 3 and 5"));
+  // Names are trimmed first, as the reader trims them.
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("x, x,y\n1,2,a\n3,4,b\n"), data::CsvOptions("y")); }),
+              HasSubstr("the column name 'x' appears more than once, at columns 1 and 2"));
+}
+
+TEST_F(CsvDatasetTest, ReadColumnsRefusesAmbiguousNames) {
+  // A column the model reads, twice in the new rows: which one is meant cannot be told.
+  EXPECT_THAT(error_of([&] { data::read_csv_columns(file("a,b,a\n1,2,3\n"), {"a", "b"}); }),
+              HasSubstr("read_csv_columns: " + path("t.csv").string() + ": the column 'a' that the model reads "
+                        "appears more than once, at columns 1 and 3"));
+  // A column it does not read may repeat.
+  Tensor x = data::read_csv_columns(file("a,note,note,b\n1,x,y,2\n"), {"a", "b"});
+  EXPECT_TRUE(x.equal(tensor({{1.f, 2.f}})));
+  // A model whose own columns repeat a name (trained before such tables were refused).
+  EXPECT_THAT(error_of([&] { data::read_csv_columns(file("f1,label\n1,a\n"), {"f1", "f1"}); }),
+              HasSubstr("read_csv_columns: the model's input columns name 'f1' more than once (at 1 and 2 of its 2 "
+                        "inputs, counting from 1)"));
+}
+
+TEST_F(CsvDatasetTest, ValuesBeyondFloat32AreRefusedNamingRowColumnAndRange) {
+  // 1e39 fits a double but not a float32: it would become infinity, then NaN losses.
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("a,y\n1,0\n1e39,1\n"), data::CsvOptions("y")); }),
+              HasSubstr("CsvDataset: " + path("t.csv").string() + ": row 3, column 'a': 1e39 is outside float32's range "
+                        "(-3.40282e+38 to 3.40282e+38)"));
+  EXPECT_THAT(error_of([&] { data::CsvDataset(file("a,y\n1,-4e38\n"), data::CsvOptions("y").task(data::CsvTask::Regression)); }),
+              HasSubstr("row 2, column 'y': -4e38 is outside float32's range"));
+  EXPECT_THAT(error_of([&] { data::read_csv_columns(file("a\n2e40\n"), {"a"}); }),
+              HasSubstr("read_csv_columns: " + path("t.csv").string() + ": row 2, column 'a': 2e40 is outside float32's range"));
+  // The largest float32 and tiny values (which round to zero or a subnormal) are fine.
+  data::CsvDataset ok(file("a,y\n3.4028234e38,0\n1e-50,1\n"), data::CsvOptions("y"));
+  EXPECT_EQ(ok.features()[0].item<float>(), std::numeric_limits<float>::max());
+}
+
 TEST_F(CsvDatasetTest, ReadColumnsPicksNamedColumnsInOrder) {
   Tensor x = data::read_csv_columns(file("b,label,a\n2,cat,1\n4,,3\n"), {"a", "b"});
   EXPECT_TRUE(x.equal(tensor({{1.f, 2.f}, {3.f, 4.f}})));  // the unused column may be empty

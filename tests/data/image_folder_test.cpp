@@ -95,6 +95,34 @@ TEST_F(ImageFolderTest, ErrorsNameTheRootAndTheClass) {
   EXPECT_THAT(error_of([&] { ds.get(1); }), HasSubstr(path("r/b/y.png").string() + ": not a JPEG or PNG file"));
 }
 
+TEST_F(ImageFolderTest, SymlinkLoopsAndDanglingLinksAreSkippedAndCounted) {
+  put("root/cat/a.png", picture(2, 2, 3, 0));
+  put("root/dog/b.png", picture(2, 2, 3, 1));
+  fs::create_directory_symlink("..", path("root/cat/up"));     // back to the root: every class again
+  fs::create_directory_symlink(".", path("root/dog/self"));    // itself
+  fs::create_symlink("missing.png", path("root/dog/gone.png"));  // to nothing
+  fs::create_symlink("me.png", path("root/dog/me.png"));          // to itself
+  put("elsewhere/c.png", picture(2, 2, 3, 2));
+  fs::create_directory_symlink(path("elsewhere"), path("root/cat/more"));  // a folder kept elsewhere: followed
+  fs::create_symlink(path("root/missing-class"), path("root/ghost"));     // a class link to nothing
+  std::ofstream(path("root/cat/notes.txt")) << "not an image";
+  data::ImageFolder ds(path("root").string());
+  EXPECT_THAT(ds.classes(), ElementsAre("cat", "dog"));
+  ASSERT_EQ(ds.size(), 3);
+  EXPECT_EQ(ds.samples()[1].first, path("root/cat/more/c.png").string());
+  EXPECT_EQ(ds.skipped().other_files, 1);
+  EXPECT_EQ(ds.skipped().dangling_links, 3);
+  EXPECT_EQ(ds.skipped().repeated_dirs, 2);
+  const std::string summary = ds.skipped_summary();
+  EXPECT_THAT(summary, HasSubstr("1 file that is not a .jpg, .jpeg or .png (" + path("root/cat/notes.txt").string() + ")"));
+  EXPECT_THAT(summary, HasSubstr("3 symbolic links to nothing ("));
+  EXPECT_THAT(summary, HasSubstr("2 folder links that lead to folders already read ("));
+  EXPECT_THAT(summary, HasSubstr(", ...): a loop?"));
+  put("clean/a/x.png", picture(2, 2, 3, 0));
+  put("clean/b/y.png", picture(2, 2, 3, 0));
+  EXPECT_EQ(data::ImageFolder(path("clean").string()).skipped_summary(), "");
+}
+
 TEST_F(ImageFolderTest, BatchesAreTheSameForAnyWorkerCount) {
   for (int i = 0; i < 10; ++i)
     put("root/" + std::string(i % 2 ? "odd" : "even") + "/" + std::to_string(i) + ".png",

@@ -122,6 +122,27 @@ TEST_F(IdxReader, CorruptGzipFilesNameTheFileAndTheFault) {
   EXPECT_THAT(err("tail.gz", gz + "junk"), AllOf(HasSubstr("tail.gz"), HasSubstr("4 bytes of trailing data")));
 }
 
+TEST_F(IdxReader, GzipThatInflatesWithoutBoundIsRefused) {
+  // 256 MiB of zeros deflate to about 256 KB: refused once the buffer would pass 64 times the file
+  // (plus 16 MiB), not after inflating it all.
+  {
+    gzFile f = gzopen(path("bomb.idx.gz").c_str(), "wb9");
+    ASSERT_NE(f, nullptr);
+    const std::string header = idx_bytes({1u << 28}, {});
+    ASSERT_EQ(gzwrite(f, header.data(), static_cast<unsigned>(header.size())), static_cast<int>(header.size()));
+    const std::string zeros(1 << 20, '\0');
+    for (int i = 0; i < 256; ++i)
+      ASSERT_EQ(gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size())), static_cast<int>(zeros.size()));
+    ASSERT_EQ(gzclose(f), Z_OK);
+  }
+  const auto size = fs::file_size(path("bomb.idx.gz"));
+  EXPECT_THAT(error_of([&] { data::read_idx(path("bomb.idx.gz")); }),
+              AllOf(HasSubstr("bomb.idx.gz: the gzip data inflates to more than " +
+                              std::to_string(64 * size + (16 << 20)) + " bytes (64 times the file's " +
+                              std::to_string(size) + " bytes, and 16 MiB)"),
+                    HasSubstr("hint: if it is real, decompress it with gunzip")));
+}
+
 TEST_F(MNISTFiles, LoadsTrainAndTestSplitsPlainOrGzipped) {
   write_split("train", {3, 0, 9}, /*gz=*/false);
   write_split("t10k", {7, 1}, /*gz=*/true, 5);

@@ -218,6 +218,7 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
                                          core_count(), " here), got ", threads));
   if (batch_size < 1)
     throw UsageError(cohort::detail::str("cohort eval: --batch-size must be at least 1, got ", batch_size));
+  if (!json_out.empty()) check_output_flag(json_out, "cohort eval: --json");
   Checkpoint checkpoint = read_checkpoint(path);
   TrainConfig config = checkpoint.config;
   if (!data_dir.empty()) config.data_dir = absolute_dir(data_dir);

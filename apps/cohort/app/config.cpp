@@ -10,6 +10,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/core/threads.h"
+#include "cohort/io/file.h"
 #include "cohort/models/model.h"
 
 namespace cohort::app {
@@ -25,6 +26,16 @@ Precision precision_of(const TrainConfig& c) {
   if (c.precision == "f16") return {.autocast = true, .dtype = kHalf, .loss_scaling = true,
                                     .summary = ", float16 autocast with loss scaling"};
   return {.autocast = false, .dtype = kFloat32, .loss_scaling = false, .summary = ""};
+}
+
+void check_output_flag(const std::string& path, const std::string& command_and_flag) {
+  try {
+    io::check_output_file(path, command_and_flag);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
 }
 
 std::string join_names(const std::vector<std::string>& names) {

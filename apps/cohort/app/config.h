@@ -94,4 +94,9 @@ Precision precision_of(const TrainConfig& c);
 // "a, b, c", for help texts and error messages.
 std::string join_names(const std::vector<std::string>& names);
 
+// A flag naming a file the command replaces atomically (eval --json, export --onnx): a target that is
+// not a regular file (/dev/null, a FIFO, a directory) is a UsageError "cohort export: --onnx /dev/null
+// is a character device, not a regular file; ...", thrown before any work is done.
+void check_output_flag(const std::string& path, const std::string& command_and_flag);
+
 }  // namespace cohort::app

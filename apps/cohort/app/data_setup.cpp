@@ -88,9 +88,15 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     const int64_t size = config.image_size > 0 ? config.image_size : 64;
     const auto read = io::ImageReadOptions().min_size(2 * size);
     auto all = std::make_shared<data::ImageFolder>(dir, data::Transform{}, read);
+    auto note_skipped = [&](const data::ImageFolder& folder) {
+      const std::string skipped = folder.skipped_summary();
+      if (!skipped.empty()) d.warnings.push_back("the image folder " + escape_text(folder.root()) + ": skipped " + skipped);
+    };
+    note_skipped(*all);
     if (!config.val_dir.empty()) {
       check_dir(command, config.val_dir, "validation", "pass --val-dir with the same class folders as the training set");
       auto val = std::make_shared<data::ImageFolder>(config.val_dir, data::Transform{}, read);
+      note_skipped(*val);
       COHORT_CHECK(val->classes() == all->classes(), command, ": the validation folder ", escape_text(config.val_dir),
                    " has ", val->classes().size(), " classes and the training folder ", escape_text(dir), " ",
                    all->classes().size(), "; they must hold the same class folders");
@@ -120,6 +126,14 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.spec.features = table->feature_names();
     set_table_statistics(d.spec, *train, *table);
     d.source = file;
+    // A column of identifiers (or of measurements) makes a class of almost every row: the model cannot
+    // learn it, and evaluating it takes a line per class.
+    const auto classes = static_cast<int64_t>(table->classes().size());
+    if (2 * classes > table->size())
+      d.warnings.push_back(cohort::detail::str(
+          "the target column '", escape_text(config.target), "' has ", classes, " distinct values in ", table->size(),
+          " rows: more than half the rows have a class of their own, so it is probably an identifier or a "
+          "measurement, not a class; hint: --target names the column to predict"));
   } else if (config.dataset == "text") {
     // The last tenth of the text is the validation set: held out whole, so no window of it was seen.
     const std::string& path = dir;

@@ -31,6 +31,8 @@ struct DataSetup {
   // carried-state model), else 0.
   int64_t test_batch = 0;
   std::string source;  // where the data came from, for the log
+  // What looks wrong but may be meant (a table's target with a class for most rows), for the log.
+  std::vector<std::string> warnings;
 };
 
 // The directory a dataset is read from when --data-dir is not given.

@@ -15,6 +15,7 @@ namespace cohort::app {
 
 void run_export(const ExportOptions& options, std::ostream& out) {
   COHORT_CHECK(!options.onnx.empty(), "cohort export: --onnx needs a file name");
+  check_output_flag(options.onnx, "cohort export: --onnx");
   Checkpoint checkpoint = read_checkpoint(options.checkpoint);
   TrainConfig config = checkpoint.config;
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();

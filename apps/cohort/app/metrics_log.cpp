@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cohort/core/error.h"
+#include "cohort/io/file.h"
 
 namespace cohort::app {
 
@@ -23,15 +24,8 @@ MetricsLog::MetricsLog(const std::filesystem::path& dir, int64_t resume_step) : 
       kept += line + "\n";
     }
   }
-  // The kept lines replace the file by a rename, so a crash here loses nothing.
-  const std::filesystem::path tmp = path_.string() + ".tmp";
-  {
-    std::ofstream fresh(tmp, std::ios::trunc);
-    fresh << kept;
-    fresh.flush();
-    COHORT_CHECK(fresh.good(), "cohort train: cannot write ", tmp.string());
-  }
-  std::filesystem::rename(tmp, path_);
+  // The kept lines replace the file atomically, so a crash here loses nothing.
+  io::write_file(path_, kept);
   out_.open(path_, std::ios::app);
   COHORT_CHECK(out_.good(), "cohort train: cannot append to ", path_.string());
 }

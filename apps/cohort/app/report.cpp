@@ -155,8 +155,20 @@ std::string epoch_table(const Metrics& m) {
   return out + "</table></section>\n";
 }
 
+// An eval.json this large holds a confusion matrix of thousands of classes (written by a cohort
+// from before the matrix was left out above kMaxConfusionMatrixClasses): parsing it would take
+// gigabytes, so the report says so instead.
+constexpr uintmax_t kMaxEvalJsonBytes = uintmax_t{64} << 20;
+
 std::string eval_section(const fs::path& path) {
   if (!fs::exists(path)) return "";
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxEvalJsonBytes)
+    return "<section><h2>Evaluation</h2><p class=\"note\">" + html_escape(path.string()) + " has " +
+           std::to_string(size >> 20) + " MiB, too large to show (a confusion matrix of thousands of classes?); "
+           "<code>cohort eval --checkpoint DIR --json eval.json</code> writes it again in its current, "
+           "linear form.</p></section>\n";
   try {
     return eval_html(nlohmann::json::parse(read_text(path)), path.string());
   } catch (const nlohmann::json::exception& e) {

@@ -8,6 +8,7 @@
 
 #include "cohort/core/error.h"
 
+#include "app/evaluate.h"
 #include "app/svg_chart.h"
 
 namespace cohort::app {
@@ -137,7 +138,12 @@ std::string config_table(const nlohmann::ordered_json& config) {
 std::string eval_html(const nlohmann::json& eval, const std::string& source) {
   const double accuracy = eval.at("accuracy").get<double>();
   const auto& per_class = eval.at("per_class");
-  const auto confusion = eval.at("confusion").get<std::vector<std::vector<int64_t>>>();
+  // Above kMaxConfusionMatrixClasses classes eval.json holds the most frequent confusions instead of
+  // the matrix; a matrix that large from an older eval.json is not drawn either (its page would grow
+  // with the square of the classes).
+  const bool has_matrix = eval.contains("confusion") && !eval.at("confusion").is_null();
+  const auto confusion = has_matrix ? eval.at("confusion").get<std::vector<std::vector<int64_t>>>()
+                                    : std::vector<std::vector<int64_t>>{};
   std::vector<std::string> names = eval.value("classes", std::vector<std::string>{});
   for (size_t c = names.size(); c < confusion.size(); ++c) names.push_back(std::to_string(c));
   for (const auto& row : confusion)
@@ -147,15 +153,28 @@ std::string eval_html(const nlohmann::json& eval, const std::string& source) {
   std::string out = "<section><h2>Evaluation</h2><p class=\"note\">Test accuracy <b>" + percent(accuracy) + "</b>";
   if (eval.contains("count")) out += " on " + html_escape(eval.at("count").dump()) + " images";
   if (eval.contains("loss") && eval.at("loss").is_number()) out += ", loss " + fmt(eval.at("loss").get<double>(), "%.4f");
-  out += ".</p><div class=\"side\">\n<div><h3>Per-class accuracy</h3><table class=\"num\"><tr><th>class</th><th>accuracy</th><th></th><th>count</th></tr>\n";
+  const bool precision = !per_class.empty() && per_class.front().contains("precision");
+  out += ".</p><div class=\"side\">\n<div><h3>Per-class accuracy</h3><table class=\"num\"><tr><th>class</th><th>accuracy</th><th></th>" +
+         std::string(precision ? "<th>precision</th>" : "") + "<th>count</th></tr>\n";
   for (const auto& c : per_class) {
     const double a = c.at("accuracy").get<double>();
     out += "<tr><th>" + html_escape(c.at("name").get<std::string>()) + "</th><td>" + percent(a) +
-           "</td><td class=\"barcell\"><span class=\"bar\" style=\"width:" + fmt(std::clamp(a, 0.0, 1.0) * 160, "%.0f") + "px\"></span></td><td>" +
+           "</td><td class=\"barcell\"><span class=\"bar\" style=\"width:" + fmt(std::clamp(a, 0.0, 1.0) * 160, "%.0f") + "px\"></span></td>" +
+           (precision ? "<td>" + percent(c.value("precision", 0.0)) + "</td>" : std::string()) + "<td>" +
            (c.contains("count") ? html_escape(c.at("count").dump()) : "") + "</td></tr>\n";
   }
   out += "</table></div>\n";
-  if (confusion.empty()) return out + "</div></section>\n";
+  if (confusion.empty() || confusion.size() > kMaxConfusionMatrixClasses) {
+    if (!eval.contains("top_confusions")) return out + "</div></section>\n";
+    out += "<div><h3>Most frequent confusions</h3><p class=\"note\">" + std::to_string(per_class.size()) +
+           " classes: the confusion matrix is drawn up to " + std::to_string(kMaxConfusionMatrixClasses) +
+           ".</p><table class=\"num\"><tr><th>true class</th><th>predicted</th><th>count</th></tr>\n";
+    for (const auto& c : eval.at("top_confusions"))
+      out += "<tr><th>" + html_escape(c.at("true").get<std::string>()) + "</th><td>" +
+             html_escape(c.at("predicted").get<std::string>()) + "</td><td>" + html_escape(c.at("count").dump()) +
+             "</td></tr>\n";
+    return out + "</table></div></div></section>\n";
+  }
   out += "<div class=\"scroll\"><h3>Confusion matrix: rows are true classes, columns predictions</h3>"
          "<table class=\"conf\"><tr><th>true &#8595; predicted &#8594;</th>";
   for (const auto& n : names) out += "<th class=\"col\">" + html_escape(n) + "</th>";

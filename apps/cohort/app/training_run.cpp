@@ -230,6 +230,7 @@ void announce(const TrainingRun& run) {
             << precision_of(config).summary
             << ", output in "
             << run.out.string() << "\n";
+  for (const std::string& warning : run.data.warnings) std::cerr << "cohort train: warning: " << warning << "\n";
   // Fine-tuning says what it started from and what stays fixed, so a mistyped pattern shows at once.
   const bool initialised = !config.init_from.empty() && config.resume.empty();
   if (!initialised && config.freeze.empty()) return;

@@ -48,7 +48,8 @@ struct CsvOptions {
 // A CSV file with a header row: the column named options.target() is the target, every other
 // column a float32 feature. The whole file is read and checked in the constructor. Throws
 // cohort::Error naming the file (and the row and column, counting the header as row 1) when the
-// file cannot be read, has no header or no data rows, the target column does not exist, a row
+// file cannot be read, has no header or no data rows, the target column does not exist, two columns
+// share a name (with their 1-based positions: new rows are matched to a model by name), a row
 // has more or fewer fields than the header, a value is missing (empty, NA, NaN) or is not a finite
 // number (features; a regression target), or a classification target has a single class.
 class CsvDataset : public IndexedDataset {
@@ -76,7 +77,8 @@ class CsvDataset : public IndexedDataset {
 // The columns `names` (in that order) of a CSV file with a header row, as float32 [rows, names.size()]:
 // new rows for a model trained on a CsvDataset (other columns, such as the target, are ignored). The
 // same checks and errors as CsvDataset: a missing column, a missing value or a non-number names the
-// file, row and column.
+// file, row and column; a name in `names` that the file's header (or `names` itself) holds twice is
+// refused with the columns' 1-based positions.
 Tensor read_csv_columns(const std::filesystem::path& path, const std::vector<std::string>& names, char delimiter = ',');
 
 }  // namespace cohort::data

@@ -8,7 +8,8 @@
 //
 // Classes are the sub-directories of root, sorted by name (byte order, as Python's sorted); a class's
 // images are the files under its folder, at any depth (symbolic links followed), whose extension is
-// .jpg, .jpeg or .png in any letter case, sorted by path; other files are skipped. The file list is read
+// .jpg, .jpeg or .png in any letter case, sorted by path; other files, symbolic links to nothing and
+// folder links that loop back are skipped, and counted in skipped(). The file list is read
 // once, at construction; the images are decoded in get() (so in the DataLoader's worker threads), with
 // io::read_image and the given ImageReadOptions (RGB by default, as torchvision's default loader).
 // get(i).data is the decoded image, uint8 [H, W, C] of the file's own size, after `transform` when one is
@@ -24,7 +25,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,13 +52,31 @@ class ImageFolder : public IndexedDataset {
   std::vector<int64_t> targets() const;
   const std::string& root() const { return root_; }
 
+  // What the walk left out (Note [Walking an image folder] in image_folder.cpp), with the first path
+  // of each kind.
+  struct Skipped {
+    int64_t other_files = 0;     // not .jpg/.jpeg/.png, or not regular files
+    int64_t dangling_links = 0;  // symbolic links to nothing (or to themselves)
+    int64_t repeated_dirs = 0;   // folder links to a folder already walked: loops
+    std::string other_example, dangling_example, repeated_example;
+  };
+  const Skipped& skipped() const { return skipped_; }
+  // "2 files that are not .jpg, .jpeg or .png (root/cat/notes.txt, ...) and 1 symbolic link to
+  // nothing (root/dog/x.jpg)"; empty when nothing was skipped.
+  std::string skipped_summary() const;
+
  private:
+  void walk(const std::filesystem::path& dir, std::vector<std::string>& files,
+            std::set<std::pair<uintmax_t, uintmax_t>>& entered);
+  void note_dangling(const std::filesystem::path& p);
+
   std::string root_;
   Transform transform_;
   io::ImageReadOptions options_;
   std::vector<std::string> classes_;
   std::map<std::string, int64_t> class_to_idx_;
   std::vector<std::pair<std::string, int64_t>> samples_;
+  Skipped skipped_;
 };
 
 }  // namespace cohort::data
