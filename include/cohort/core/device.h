@@ -67,7 +67,8 @@ struct DeviceProperties {
   Device device;
   std::vector<int> cpus;   // the OS cpu numbers of the cores the device runs on (at least one)
   int shared_with = 0;     // how many other devices run on the same cores (0 unless devices > cores)
-  double core_share = 0;   // cores().size() / (1 + shared_with): what the device gets of the machine
+  double core_share = 0;   // cores().size() / (1 + shared_with), times quota / CPUs under a smaller cgroup
+                           // CPU quota: what the device gets of the machine
   int64_t allocated_bytes = 0;  // memory in use and its peak, from the device's allocator (memory_stats)
   int64_t peak_bytes = 0;
   int64_t allocations = 0;
