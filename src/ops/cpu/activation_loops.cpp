@@ -46,6 +46,16 @@ COHORT_ALWAYS_INLINE void lstm_backward_impl(const T* __restrict a, const T* __r
   }
 }
 
+// The gradient of the step's output comes or not: two loops, so that neither tests it per element.
+template <class T>
+COHORT_ALWAYS_INLINE void lstm_backward_rows(const T* a, const T* tc, const T* c_prev, const T* gout, const T* dh,
+                                             T* dc, T* dg, int64_t H) {
+  if (gout)
+    lstm_backward_impl(a, tc, c_prev, gout, dh, dc, dg, H);
+  else
+    lstm_backward_impl(a, tc, c_prev, static_cast<const T*>(nullptr), dh, dc, dg, H);
+}
+
 namespace cloned {
 
 COHORT_ISA_CLONES void exp(float* out, const float* x, int64_t n) {
@@ -65,20 +75,13 @@ COHORT_ISA_CLONES void lstm_cell_forward(double* gates, const double* xp, const 
                                          double* tc, double* h, int64_t H) {
   lstm_forward_impl(gates, xp, c_prev, c, tc, h, H);
 }
-// The gradient of the step's output comes or not: two loops, so that neither tests it per element.
 COHORT_ISA_CLONES void lstm_cell_backward(const float* a, const float* tc, const float* c_prev, const float* gout,
                                           const float* dh, float* dc, float* dg, int64_t H) {
-  if (gout)
-    lstm_backward_impl(a, tc, c_prev, gout, dh, dc, dg, H);
-  else
-    lstm_backward_impl(a, tc, c_prev, static_cast<const float*>(nullptr), dh, dc, dg, H);
+  lstm_backward_rows(a, tc, c_prev, gout, dh, dc, dg, H);
 }
 COHORT_ISA_CLONES void lstm_cell_backward(const double* a, const double* tc, const double* c_prev, const double* gout,
                                           const double* dh, double* dc, double* dg, int64_t H) {
-  if (gout)
-    lstm_backward_impl(a, tc, c_prev, gout, dh, dc, dg, H);
-  else
-    lstm_backward_impl(a, tc, c_prev, static_cast<const double*>(nullptr), dh, dc, dg, H);
+  lstm_backward_rows(a, tc, c_prev, gout, dh, dc, dg, H);
 }
 
 }  // namespace cloned
