@@ -26,6 +26,9 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 // A mask as a tensor added to the scores: bool true -> -inf, float as is.
 Tensor additive(const Tensor& mask, const Tensor& like, const char* what) {
   if (mask.dtype() == kBool) return zeros(mask.sizes(), like.options()).masked_fill(mask, kNegInf);
+  // Under autocast the query is narrowed while a float mask (generate_square_subsequent_mask's) stays
+  // float32: the scores' baddbmm casts it to the autocast dtype, as PyTorch's does.
+  if (autocast::is_cpu_enabled() && mask.is_floating_point()) return mask;
   COHORT_CHECK(mask.dtype() == like.dtype(), "MultiheadAttention: ", what, " must be bool or ", like.dtype(),
                " like the query, got ", mask.dtype());
   return mask;
