@@ -59,6 +59,21 @@ TEST(Evaluate, FewClassesKeepTheConfusionMatrix) {
   EXPECT_THAT(out.str(), HasSubstr("Accuracy for class: id1          is  50.0 %"));
 }
 
+// Class names come from folder names and CSV values: eval prints them escaped, in the matrix's
+// layout and in the many-class tables alike.
+TEST(Evaluate, ClassNamesReachTheTerminalEscaped) {
+  for (int64_t classes : {3, 150}) {
+    std::vector<std::string> names = names_of(classes);
+    names[0] = "red\x1b[2J";
+    names[1] = "bell\a";
+    std::ostringstream out;
+    print_eval(out, result_of(classes), names);
+    EXPECT_THAT(out.str(), Not(HasSubstr("\x1b"))) << classes << " classes";
+    EXPECT_THAT(out.str(), Not(HasSubstr("\a"))) << classes << " classes";
+    EXPECT_THAT(out.str(), HasSubstr("red\\x1b[2J")) << classes << " classes";
+  }
+}
+
 TEST(Evaluate, ManyClassesGiveLinearOutputWithTopConfusionsInsteadOfTheMatrix) {
   const int64_t classes = 10000;  // an ID column chosen as the target
   const EvalResult r = result_of(classes);

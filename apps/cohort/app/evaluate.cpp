@@ -152,8 +152,10 @@ void print_many_classes(std::ostream& out, const EvalResult& r, const std::funct
 }  // namespace
 
 void print_eval(std::ostream& out, const EvalResult& r, const std::vector<std::string>& classes) {
+  // Class names come from folder names and CSV values: escaped, so no control sequence reaches the
+  // terminal (as predict prints them).
   const std::function<std::string(size_t)> name = [&](size_t c) {
-    return c < classes.size() ? classes[c] : std::to_string(c);
+    return c < classes.size() ? escape_text(classes[c]) : std::to_string(c);
   };
   out << std::fixed << std::setprecision(1);
   out << "Accuracy of the network on the " << r.count << " test images: " << 100 * r.accuracy << " %\n";
