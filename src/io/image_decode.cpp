@@ -3,9 +3,12 @@
 #include "cohort/io/image_decode.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
+#include <utility>
 #include <vector>
 
 #include "cohort/core/error.h"
@@ -101,16 +104,49 @@ std::string first_bytes(const uint8_t* d, size_t n) {
   return s.empty() ? "an empty file" : "first bytes " + s;
 }
 
+// Note [Decompression bombs]
+// A few hundred bytes of PNG or JPEG can declare an image of billions of pixels, and a 730 KB PNG of
+// 16000 x 16000 took 20 s and 3.8 GB to decode, per image, per epoch. The declared size is read from
+// the header before anything is decoded, with Pillow's limits, which Python users know: a warning
+// above half of max_pixels (Pillow's 89,478,485 pixels, its DecompressionBombWarning), a refusal
+// above max_pixels (178,956,970 by default, Pillow's DecompressionBombError), each naming the size.
+void check_declared_size(int64_t width, int64_t height, const char* format, const ImageReadOptions& options,
+                         const std::string& op, const std::string& name) {
+  const int64_t pixels = width * height;
+  COHORT_CHECK(pixels <= options.max_pixels(), op, ": ", escape_text(name), ": the ", format, " declares a ", width, "x",
+               height, " image, more than max_pixels (", options.max_pixels(), "): ", pixels,
+               " pixels, as a decompression bomb would declare; ImageReadOptions::max_pixels raises the limit");
+  static std::atomic<bool> warned{false};
+  if (pixels > options.max_pixels() / 2 && !warned.exchange(true))
+    std::cerr << "Warning: " << op << ": " << escape_text(name) << ": the " << format << " declares a " << width << "x"
+              << height << " image (" << pixels / 1000000 << " megapixels), more than half of max_pixels ("
+              << options.max_pixels() << "); decoding it takes " << pixels * 3 / 1000000
+              << " MB or more each time it is read (said once per process)\n";
+}
+
+// A PNG's size from its IHDR chunk, which must come first (0 x 0 when the header is cut short).
+std::pair<int64_t, int64_t> png_declared_size(const uint8_t* d, size_t n) {
+  if (n < 24 || std::memcmp(d + 12, "IHDR", 4) != 0) return {0, 0};
+  auto be32 = [&](size_t at) {
+    return (int64_t{d[at]} << 24) | (int64_t{d[at + 1]} << 16) | (int64_t{d[at + 2]} << 8) | int64_t{d[at + 3]};
+  };
+  return {be32(16), be32(20)};
+}
+
 Tensor decode(const uint8_t* data, size_t size, const ImageReadOptions& options, const std::string& op,
               const std::string& name) {
   COHORT_CHECK(options.min_size() >= 0 && options.max_pixels() > 0, op, ": min_size must be >= 0 and max_pixels > 0, got ",
                options.min_size(), " and ", options.max_pixels());
-  if (is_png(data, size))
+  if (is_png(data, size)) {
+    const auto [width, height] = png_declared_size(data, size);
+    check_declared_size(width, height, "PNG", options, op, name);
     return convert_channels(detail::decode_png(data, size, options.max_pixels(), op, name), false, options.mode());
+  }
   COHORT_CHECK(is_jpeg(data, size), op, ": ", escape_text(name), ": not a JPEG or PNG file (", first_bytes(data, size),
                ")");
   const int orientation = options.apply_exif_orientation() ? detail::jpeg_exif_orientation(data, size) : 1;
   const detail::JpegInfo info = detail::read_jpeg_info(data, size, op, name);
+  check_declared_size(info.width, info.height, "JPEG", options, op, name);
   int denominator = 1;  // the largest of 2, 4, 8 that keeps the shorter side >= min_size
   const int64_t shorter = std::min(info.height, info.width);
   while (options.min_size() > 0 && denominator < 8 &&

@@ -136,6 +136,49 @@ TEST_F(ReadImageErrors, NameTheFileAndTheFault) {
               HasSubstr("decode_image: upload\\x1b: not a readable PNG file"));
 }
 
+// A PNG's signature and IHDR chunk declaring width x height (8-bit RGB), and nothing after it: the
+// header of a decompression bomb (Note [Decompression bombs]).
+std::vector<uint8_t> png_header(uint32_t width, uint32_t height) {
+  std::vector<uint8_t> b{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  for (uint32_t v : {width, height})
+    for (int shift = 24; shift >= 0; shift -= 8) b.push_back(static_cast<uint8_t>(v >> shift));
+  for (uint8_t v : {8, 2, 0, 0, 0}) b.push_back(v);
+  const uLong crc = crc32(0, b.data() + 12, 17);
+  for (int shift = 24; shift >= 0; shift -= 8) b.push_back(static_cast<uint8_t>(crc >> shift));
+  return b;
+}
+
+TEST(ImageDecode, DecompressionBombsAreRefusedNamingTheirSize) {
+  // 16000 x 16000 is 256 million pixels: above Pillow's 178,956,970, refused before decoding.
+  const auto bomb = png_header(16000, 16000);
+  EXPECT_THAT(error_of([&] { io::decode_image(bomb.data(), bomb.size(), {}, "bomb.png"); }),
+              HasSubstr("bomb.png: the PNG declares a 16000x16000 image, more than max_pixels (178956970): 256000000 "
+                        "pixels, as a decompression bomb would declare"));
+  // max_pixels raises the limit: the same header then fails later, for its missing data.
+  EXPECT_THAT(error_of([&] {
+                io::decode_image(bomb.data(), bomb.size(), io::ImageReadOptions().max_pixels(int64_t{1} << 30), "b");
+              }),
+              HasSubstr("not a readable PNG file"));
+}
+
+TEST(ImageDecode, ImagesAboveHalfTheLimitWarn) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the warning is once per process
+  // 10000 x 10000: above Pillow's warning threshold (89,478,485 pixels), below its limit.
+  const auto big = png_header(10000, 10000);
+  EXPECT_EXIT(
+      {
+        for (int i = 0; i < 2; ++i) {
+          try {
+            io::decode_image(big.data(), big.size(), {}, "big.png");
+          } catch (const std::exception&) {  // no image data follows the header
+          }
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0),
+      "big.png: the PNG declares a 10000x10000 image \\(100 megapixels\\), more than half of max_pixels");
+}
+
 // Inputs fuzz_png found: decoding them is an image or a cohort::Error (and, under the sanitizers,
 // no undefined behaviour).
 TEST(ReadImage, FuzzFindingsDecodeOrThrow) {

@@ -37,7 +37,8 @@ struct ImageReadOptions {
   ImageReadOptions& min_size(int64_t s) { min_size_ = s; return *this; }
   ImageReadOptions& apply_exif_orientation(bool a) { apply_exif_orientation_ = a; return *this; }
   // Files whose width * height exceeds this are refused before decoding (a 100-byte file can declare
-  // a 65535 x 65535 image).
+  // a 65535 x 65535 image), and above half of it decoding goes on with a warning, once per process:
+  // Pillow's limits by default (Note [Decompression bombs] in src/io/image_decode.cpp).
   ImageReadOptions& max_pixels(int64_t n) { max_pixels_ = n; return *this; }
   ImageMode mode() const { return mode_; }
   int64_t min_size() const { return min_size_; }
@@ -48,7 +49,7 @@ struct ImageReadOptions {
   ImageMode mode_ = ImageMode::kRGB;
   int64_t min_size_ = 0;
   bool apply_exif_orientation_ = true;
-  int64_t max_pixels_ = int64_t{1} << 28;
+  int64_t max_pixels_ = 178956970;  // Pillow's DecompressionBombError threshold
 };
 
 // Reads a JPEG or PNG file into a contiguous uint8 [H, W, C] tensor (C per the options' mode).
