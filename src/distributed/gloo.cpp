@@ -9,9 +9,7 @@
 // timeout, so a rank whose peers are late gave up after 30 s however long it was told to wait;
 // TimedStore gives every wait the group's timeout. When ranks never come, the error names them: the
 // ranks without a "proc/" key. Once all have met, each rank deletes the keys it wrote (a file store's
-// files, a Redis store's keys), so the next run with the same store and run id starts clean; a rank
-// whose rendezvous fails deletes them too, or every retry would fail on this attempt's keys until
-// someone deleted them by hand.
+// files, a Redis store's keys), so the next run with the same store and run id starts clean.
 #include "cohort/distributed/gloo.h"
 
 #include "cohort/core/half.h"
@@ -337,10 +335,8 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
     // Everyone has read everyone's keys: they can be deleted for the next run.
     run_barrier(timeout());
   } catch (const Error&) {
-    delete_keys();  // a retry with the same store and run id must not find this attempt's keys
     throw;
   } catch (const std::exception& e) {
-    delete_keys();
     std::string what = e.what();
     std::vector<int> missing;
     for (int r = 0; r < n; ++r)

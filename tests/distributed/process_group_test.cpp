@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
 #include "cohort/cohort.h"
 #include "cohort/distributed/ddp.h"
@@ -225,31 +224,4 @@ TEST(DistributedRendezvous, ARankAloneFailsAtTheTimeoutNamingTheMissingRanks) {
     EXPECT_GE(seconds, 0.3) << err;
     std::filesystem::remove_all(dir);
   }
-}
-
-// Note [Rendezvous]: a rank whose rendezvous failed deletes the keys it wrote, so that the whole group,
-// started again with the same store and run id, meets.
-TEST(DistributedRendezvous, AFailedRendezvousLeavesNoKeysSoARetryMeets) {
-  char tmpl[] = "/tmp/cohort-rendezvous-test-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl), store = "file:" + dir;
-  EXPECT_THAT(error_of([&] {
-                dist::ProcessGroupGloo pg(
-                    dist::ProcessGroupOptions(0, 2).store(store).timeout(std::chrono::milliseconds(300)));
-              }),
-              HasSubstr("rank 1 never arrived"));
-  std::string errors[2];
-  auto rank = [&](int r) {
-    try {
-      dist::ProcessGroupGloo pg(dist::ProcessGroupOptions(r, 2).store(store).timeout(std::chrono::seconds(20)));
-      pg.barrier();
-    } catch (const std::exception& e) {
-      errors[r] = e.what();
-    }
-  };
-  std::thread other(rank, 1);
-  rank(0);
-  other.join();
-  EXPECT_EQ(errors[0], "");
-  EXPECT_EQ(errors[1], "");
-  std::filesystem::remove_all(dir);
 }
