@@ -65,6 +65,31 @@ TEST(Cli, AnUnknownCommandIsNamedWithTheCommands) {
   }
 }
 
+TEST(Cli, AnUnknownFlagGetsTheNearestKnownOne) {
+  Printed p = run_printing({"train", "--epoch", "3"});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort train: unknown flag --epoch; did you mean --epochs? ('cohort help train' lists "
+                               "the flags)"));
+  p = run_printing({"eval", "--batchsize=8", "run"});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort eval: unknown flag --batchsize; did you mean --batch-size?"));
+  p = run_printing({"train", "--frobnicate"});  // nothing near: no suggestion
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort train: unknown flag --frobnicate ('cohort help train' lists the flags)"));
+}
+
+TEST(Cli, ABareCommandLineListsTheCommands) {
+  Printed p = run_printing({});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort: give a command: train, eval, predict, generate, export, info, launch or help"));
+}
+
+TEST(Cli, AFlagWithoutItsValueIsNamed) {
+  Printed p = run_printing({"train", "--epochs"});
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("cohort train: --epochs needs a value (INT)"));
+}
+
 TEST(Cli, HelpOfACommandIsItsHelpFlag) {
   Printed help = run_printing({"help", "train"}), flag = run_printing({"train", "--help"});
   EXPECT_EQ(help.code, 0);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@
 #include "app/data_setup.h"
 #include "app/evaluate.h"
 #include "app/export.h"
+#include "app/flag_check.h"
 #include "app/interrupt.h"
 #include "app/generate.h"
 #include "app/launch.h"
@@ -300,7 +302,10 @@ std::optional<std::vector<std::string>> help_command(const std::vector<std::stri
 // A first argument that is neither a flag nor a command: CLI11 would say only that a command is
 // required.
 void check_command(const std::vector<std::string>& args) {
-  if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return;
+  if (args.size() < 2)
+    throw UsageError("cohort: give a command: train, eval, predict, generate, export, info, launch or help; "
+                     "hint: cohort --help");
+  if (args[1].empty() || args[1][0] == '-') return;
   for (const char* command : kCommands)
     if (args[1] == command) return;
   throw UsageError("cohort: unknown command '" + escape_text(args[1]) +
@@ -384,9 +389,20 @@ int run_command(std::vector<std::string> args) {
   try {
     if (auto help = help_command(args)) args = *help;
     check_command(args);
+    // Flags the command does not have, with the nearest it does (launch passes its program's on).
+    if (args.size() > 1 && args[1] != "launch")
+      for (const CLI::App* command : app.get_subcommands({}))
+        if (command->get_name() == args[1]) check_flags(*command, {args.begin() + 2, args.end()});
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 says "--epochs: 1 required INT missing" for a flag given without its value.
+    std::smatch m;
+    const std::string what = e.what();
+    if (!std::regex_search(what, m, std::regex("^(--[A-Za-z0-9-]+): [0-9]+ required ([A-Z_]+) missing")))
+      return app.exit(e) == 0 ? 0 : 2;
+    throw UsageError("cohort " + args[1] + ": " + m[1].str() + " needs a value (" + m[2].str() + ")");
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every usage error exits 2, as the header promises (CLI11's own codes vary).
     return app.exit(e) == 0 ? 0 : 2;

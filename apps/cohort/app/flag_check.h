@@ -1,0 +1,20 @@
+// Unknown flags, answered as a person would: the nearest known flag of the command, before CLI11's
+// parse would say only "The following arguments were not expected".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cohort::app {
+
+// Levenshtein distance: insertions, deletions and substitutions of one character each.
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// Throws UsageError for the first "--name" in `args` (the words after the command's name) that
+// `command` has no option for, naming the nearest one within a third of its length (at least 2 edits).
+void check_flags(const CLI::App& command, const std::vector<std::string>& args);
+
+}  // namespace cohort::app
