@@ -112,12 +112,14 @@ std::string first_bytes(const uint8_t* d, size_t n) {
 // above max_pixels (178,956,970 by default, Pillow's DecompressionBombError), each naming the size.
 void check_declared_size(int64_t width, int64_t height, const char* format, const ImageReadOptions& options,
                          const std::string& op, const std::string& name) {
-  const int64_t pixels = width * height;
-  COHORT_CHECK(pixels <= options.max_pixels(), op, ": ", escape_text(name), ": the ", format, " declares a ", width, "x",
+  // In 64 unsigned bits: a PNG's two 32-bit sides multiply past int64's range.
+  const uint64_t pixels = static_cast<uint64_t>(width) * static_cast<uint64_t>(height);
+  const uint64_t limit = static_cast<uint64_t>(options.max_pixels());
+  COHORT_CHECK(pixels <= limit, op, ": ", escape_text(name), ": the ", format, " declares a ", width, "x",
                height, " image, more than max_pixels (", options.max_pixels(), "): ", pixels,
                " pixels, as a decompression bomb would declare; ImageReadOptions::max_pixels raises the limit");
   static std::atomic<bool> warned{false};
-  if (pixels > options.max_pixels() / 2 && !warned.exchange(true))
+  if (pixels > limit / 2 && !warned.exchange(true))
     std::cerr << "Warning: " << op << ": " << escape_text(name) << ": the " << format << " declares a " << width << "x"
               << height << " image (" << pixels / 1000000 << " megapixels), more than half of max_pixels ("
               << options.max_pixels() << "); decoding it takes " << pixels * 3 / 1000000

@@ -154,6 +154,10 @@ TEST(ImageDecode, DecompressionBombsAreRefusedNamingTheirSize) {
   EXPECT_THAT(error_of([&] { io::decode_image(bomb.data(), bomb.size(), {}, "bomb.png"); }),
               HasSubstr("bomb.png: the PNG declares a 16000x16000 image, more than max_pixels (178956970): 256000000 "
                         "pixels, as a decompression bomb would declare"));
+  // The largest sides a PNG can declare multiply past int64 (fuzz_png found it): still a refusal.
+  const auto widest = png_header(0xffffffffu, 0xffffffffu);
+  EXPECT_THAT(error_of([&] { io::decode_image(widest.data(), widest.size(), {}, "w.png"); }),
+              HasSubstr("the PNG declares a 4294967295x4294967295 image, more than max_pixels"));
   // max_pixels raises the limit: the same header then fails later, for its missing data.
   EXPECT_THAT(error_of([&] {
                 io::decode_image(bomb.data(), bomb.size(), io::ImageReadOptions().max_pixels(int64_t{1} << 30), "b");
