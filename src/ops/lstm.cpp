@@ -36,11 +36,6 @@ namespace {
 // 5 H exponentials, and about 4096 of them pay for waking a second thread.
 int64_t row_grain(int64_t H) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(H, 1)); }
 
-// h w_hh^T + b_hh, for the dtypes PackedProduct does not take.
-Tensor hidden_projection(const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
-  return b_hh.defined() ? addmm(b_hh, h, w_hh.t()) : mm(h, w_hh.t());
-}
-
 // The rows of step t in [T * N, *].
 Tensor rows_of(const Tensor& x, int64_t t, int64_t N) { return x.narrow(0, t * N, N); }
 
@@ -117,7 +112,7 @@ struct LSTMLayer : autograd::Function<LSTMLayer> {
         if (recurrent)
           recurrent->run(a, h);
         else
-          a.copy_(hidden_projection(h, w_hh, b_hh));
+          a.copy_(linear(h, w_hh, b_hh));  // the dtypes PackedProduct does not take
         T_* ap = a.data_ptr<T_>();
         const T_* xr = rows_of(xpc, t, N).data_ptr<T_>();
         const T_* cp = c.data_ptr<T_>();

@@ -22,7 +22,7 @@ class PackedProduct {
 
   // c [rows, n] = a [rows, k] w + bias; c and a contiguous float32 (c may be a row block of a larger
   // contiguous tensor).
-  void run(const Tensor& c, const Tensor& a) const;
+  void run(const Tensor& c, const Tensor& a);
 
  private:
   struct State;

@@ -42,6 +42,9 @@ struct PackedProduct::State {
   dnnl::matmul prim;
   Tensor packed;  // the packed weight's bytes, from the caching allocator (Note [Caching allocator])
   memory a, w, bias, c;
+  // Made once, as matmul.cpp's Prepared: a step only points a and c at its tensors (the handles in
+  // the map share the objects).
+  std::unordered_map<int, memory> args;
 };
 
 bool PackedProduct::available(const Tensor& w) { return w.dtype() == kFloat32 && w.dim() == 2; }
@@ -73,22 +76,21 @@ PackedProduct::PackedProduct(const Tensor& w, const Tensor& bias, int64_t rows) 
     s.bias = memory(bd, dnnl_engine());
     std::copy_n(b.data_ptr<float>(), s.n, static_cast<float*>(s.bias.get_data_handle()));
   }
+  s.args = {{DNNL_ARG_SRC, s.a}, {DNNL_ARG_WEIGHTS, s.w}, {DNNL_ARG_DST, s.c}};
+  if (with_bias) s.args.insert({DNNL_ARG_BIAS, s.bias});
   dnnl_stream().wait();
 }
 
 PackedProduct::~PackedProduct() = default;
 
-void PackedProduct::run(const Tensor& c, const Tensor& a) const {
-  const State& s = *state_;
+void PackedProduct::run(const Tensor& c, const Tensor& a) {
+  State& s = *state_;
   COHORT_ASSERT(a.is_contiguous() && c.is_contiguous() && a.size(0) == s.rows && a.size(1) == s.k &&
                 c.size(0) == s.rows && c.size(1) == s.n);
   DnnlThreadsGuard guard(s.threads);
-  memory am = s.a, cm = s.c;
-  am.set_data_handle(a.data_ptr());
-  cm.set_data_handle(c.data_ptr());
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, s.w}, {DNNL_ARG_DST, cm}};
-  if (s.bias) args.insert({DNNL_ARG_BIAS, s.bias});
-  s.prim.execute(dnnl_stream(), args);
+  s.a.set_data_handle(a.data_ptr());
+  s.c.set_data_handle(c.data_ptr());
+  s.prim.execute(dnnl_stream(), s.args);
   dnnl_stream().wait();
 }
 
