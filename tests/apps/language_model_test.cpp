@@ -4,9 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "app/generate.h"
 #include "app/run_checkpoint.h"
@@ -78,7 +83,65 @@ TEST(LanguageModel, TrainsOnTextAndGenerates) {
 
   o.prompt = "the Q";
   EXPECT_THAT(error_of([&] { app::run_generate(o, a); }), HasSubstr("'Q' (position 4) is not one of the"));
+
+  // Characters arrive as they are drawn, and Ctrl-C keeps what was printed: the longest text allowed
+  // would take minutes, so the first bytes on the log can only have been streamed.
+  const fs::path log = dir / "generate.log";
+  const pid_t child = testing::spawn_cohort({"generate", "--checkpoint", out.string(), "--prompt", "the ", "--length",
+                                             std::to_string(app::kMaxGenerateLength), "--threads", "1"},
+                                            log);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (text_of(log).size() < 64 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(child, SIGINT);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  const std::string printed = text_of(log);
+  ASSERT_TRUE(WIFEXITED(status)) << printed;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT) << printed;
+  EXPECT_TRUE(printed.starts_with("the ")) << printed;
+  const size_t said = printed.find("cohort generate: stopped by Ctrl-C after ");
+  ASSERT_NE(said, std::string::npos) << printed;
+  const int64_t drawn = std::stoll(printed.substr(said + 41));
+  EXPECT_GE(drawn, 60);
+  EXPECT_EQ(said, 4 + static_cast<size_t>(drawn) + 1) << "the prompt, every character drawn and a line break";
+  EXPECT_THAT(printed, HasSubstr(" of " + std::to_string(app::kMaxGenerateLength) + " characters"));
   fs::remove_all(dir);
+}
+
+TEST(LanguageModel, GeneratedTextPrintsWholeCharactersAndEscapesTheRest) {
+  std::ostringstream out;
+  app::TextPrinter printer(out);
+  const std::string text = "a\tb\nc\x1b[31m \xc3\xa9 \xe2\x9c\x93 \xff";
+  for (const char c : text) printer.put(std::string_view(&c, 1));
+  EXPECT_EQ(out.str(), "a\tb\nc\\x1b[31m \xc3\xa9 \xe2\x9c\x93 ") << "the last byte may still start a character";
+  printer.finish();
+  EXPECT_EQ(out.str(), "a\tb\nc\\x1b[31m \xc3\xa9 \xe2\x9c\x93 \\xff");
+  // A character cut short is escaped once the next byte shows it will not be finished.
+  std::ostringstream cut;
+  app::TextPrinter cut_printer(cut);
+  cut_printer.put("\xe2\x9c");
+  EXPECT_EQ(cut.str(), "");
+  cut_printer.put("x");
+  cut_printer.finish();
+  EXPECT_EQ(cut.str(), "\\xe2\\x9cx");
+}
+
+TEST(LanguageModel, GenerateRefusesSeedsAndLengthsItCannotHonour) {
+  for (const std::string seed : {"-1", "18446744073709551616", "99999999999999999999999"}) {
+    auto [code, err] = run_cohort({"generate", "--checkpoint", "nowhere", "--seed", seed});
+    EXPECT_EQ(code, 2) << err;
+    EXPECT_THAT(err, HasSubstr("--seed: must be an integer from 0 to 18446744073709551615, got '" + seed + "'"));
+  }
+  auto [code, err] = run_cohort({"train", "--seed", "18446744073709551616"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_THAT(err, HasSubstr("got '18446744073709551616'"));
+  std::tie(code, err) = run_cohort({"generate", "--checkpoint", "nowhere", "--length", "10000001"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_THAT(err, HasSubstr("cohort generate: --length must be from 0 to 10000000, got 10000001"));
+  std::tie(code, err) = run_cohort({"generate", "--checkpoint", "nowhere", "--threads", "-1"});
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_THAT(err, HasSubstr("cohort generate: --threads must be from 0 to 1024"));
 }
 
 TEST(LanguageModel, TheTransformerTrainsToo) {

@@ -44,8 +44,10 @@ namespace {
 // digits only.
 const CLI::Validator kUnsigned(
     [](const std::string& v) {
-      return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                 ? std::string()
+      // Digits only (no sign: CLI11 would wrap -1 to 2^64-1), and no more than 2^64-1 (it would clamp).
+      const bool fits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos &&
+                        (v.size() < 20 || (v.size() == 20 && v <= "18446744073709551615"));
+      return fits ? std::string()
                  : "must be an integer from 0 to 18446744073709551615, got '" + v + "'";
     },
     "UINT");
@@ -215,16 +217,13 @@ std::string absolute_dir(const std::string& dir) {
 
 int run_eval(const std::string& path, const std::string& data_dir, int64_t batch_size, int threads,
              const std::string& json_out) {
-  if (!(threads >= 0 && threads <= kMaxThreads))
-    throw UsageError(cohort::detail::str("cohort eval: --threads must be from 0 to ", kMaxThreads, " (0 = one per core, ",
-                                         core_count(), " here), got ", threads));
+  use_threads_flag(threads, "cohort eval");
   if (batch_size < 1)
     throw UsageError(cohort::detail::str("cohort eval: --batch-size must be at least 1, got ", batch_size));
   if (!json_out.empty()) check_output_flag(json_out, "cohort eval: --json");
   Checkpoint checkpoint = read_checkpoint(path);
   TrainConfig config = checkpoint.config;
   if (!data_dir.empty()) config.data_dir = absolute_dir(data_dir);
-  set_num_threads(threads > 0 ? threads : core_count());
   const DataSetup data = load_data(config, /*with_train=*/false, "cohort eval");
   // The model's own normalisation and classes, not ones derived again from the data given now.
   const DataSpec spec = checkpoint.data ? *checkpoint.data : data.spec;
@@ -366,7 +365,8 @@ int run_command(std::vector<std::string> args) {
   generate_cmd->add_option("--length", generate.length, "Characters to generate")->capture_default_str();
   generate_cmd->add_option("--temperature", generate.temperature,
                            "Sampling temperature (0: always the most likely character)")->capture_default_str();
-  generate_cmd->add_option("--seed", generate.seed, "Seed of the sampling")->capture_default_str();
+  generate_cmd->add_option("--seed", generate.seed, "Seed of the sampling")->capture_default_str()->check(kUnsigned);
+  generate_cmd->add_option("--threads", generate.threads, "Intra-op threads (0: one per core)")->capture_default_str();
 
   ExportOptions export_options;
   CLI::App* export_cmd = app.add_subcommand("export", "Write a checkpoint's model as an ONNX file (opset 13+)");

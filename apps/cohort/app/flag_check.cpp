@@ -5,6 +5,7 @@
 
 #include "app/config.h"
 #include "cohort/core/error.h"
+#include "cohort/core/threads.h"
 
 namespace cohort::app {
 
@@ -41,6 +42,13 @@ void check_flags(const CLI::App& command, const std::vector<std::string>& args) 
                      (nearest.empty() ? "" : "; did you mean --" + nearest + "?") + " ('cohort help " +
                      command.get_name() + "' lists the flags)");
   }
+}
+
+void use_threads_flag(int threads, std::string_view command) {
+  if (!(threads >= 0 && threads <= kMaxThreads))
+    throw UsageError(cohort::detail::str(command, ": --threads must be from 0 to ", kMaxThreads, " (0 = one per core, ",
+                                         core_count(), " here), got ", threads));
+  set_num_threads(threads > 0 ? threads : core_count());
 }
 
 }  // namespace cohort::app

@@ -17,4 +17,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // `command` has no option for, naming the nearest one within a third of its length (at least 2 edits).
 void check_flags(const CLI::App& command, const std::vector<std::string>& args);
 
+// A command's --threads: 0 (one per core) to kMaxThreads, set as the intra-op thread count. Throws
+// UsageError naming `command` for any other value.
+void use_threads_flag(int threads, std::string_view command);
+
 }  // namespace cohort::app

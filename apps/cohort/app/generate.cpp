@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
+#include <iostream>
 #include <ostream>
 
 #include "app/config.h"
 #include "app/data_setup.h"
+#include "app/flag_check.h"
+#include "app/interrupt.h"
 #include "app/run_checkpoint.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
@@ -17,7 +21,7 @@
 namespace cohort::app {
 
 std::string generate_text(models::Model& model, const data::CharVocab& vocab, const std::string& prompt,
-                          int64_t length, double temperature, uint64_t seed, int64_t context) {
+                          int64_t length, double temperature, uint64_t seed, int64_t context, const CharSink& each) {
   COHORT_CHECK(!prompt.empty(), "generate: the prompt is empty; hint: give at least one character");
   COHORT_CHECK(length >= 0, "generate: length must be at least 0, got ", length);
   COHORT_CHECK(std::isfinite(temperature) && temperature >= 0, "generate: temperature must be a finite number at least 0, got ",
@@ -29,6 +33,7 @@ std::string generate_text(models::Model& model, const data::CharVocab& vocab, co
   model.eval();
   NoGradGuard no_grad;
   Generator gen(seed);
+  const std::vector<std::string> characters = vocab.characters();
   for (int64_t i = 0; i < length; ++i) {
     const auto n = std::min<int64_t>(context, static_cast<int64_t>(text.size()));
     std::vector<int64_t> window(text.end() - n, text.end());
@@ -41,17 +46,51 @@ std::string generate_text(models::Model& model, const data::CharVocab& vocab, co
       next = multinomial(softmax(last / temperature, 0), 1, false, gen).item<int64_t>();
     }
     text.push_back(next);
+    if (each && !each(characters[static_cast<size_t>(next)][0])) break;
   }
   if (was_training) model.train();
   return vocab.decode(tensor(text));
 }
 
+void TextPrinter::put(std::string_view bytes) {
+  held_.append(bytes);
+  // The last lead byte of a multi-byte character among the final three bytes waits for the rest.
+  size_t ready = held_.size();
+  for (size_t back = 1; back <= 3 && back <= held_.size(); ++back) {
+    const auto c = static_cast<unsigned char>(held_[held_.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    const size_t expected = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (expected > back) ready = held_.size() - back;
+    break;
+  }
+  print(std::string_view(held_).substr(0, ready));
+  held_.erase(0, ready);
+}
+
+void TextPrinter::finish() {
+  print(held_);
+  held_.clear();
+  out_.flush();
+}
+
+void TextPrinter::print(std::string_view bytes) {
+  for (size_t start = 0; start < bytes.size();) {
+    const size_t tab = std::min(bytes.find('\t', start), bytes.size());
+    out_ << escape_text(bytes.substr(start, tab - start), /*keep_newlines=*/true);
+    if (tab < bytes.size()) out_ << '\t';
+    start = tab + 1;
+  }
+}
+
 int run_generate(const GenerateOptions& o, std::ostream& out) {
-  if (o.length < 0) throw UsageError(cohort::detail::str("cohort generate: --length must be at least 0, got ", o.length));
+  if (!(o.length >= 0 && o.length <= kMaxGenerateLength))
+    throw UsageError(cohort::detail::str("cohort generate: --length must be from 0 to ", kMaxGenerateLength, ", got ",
+                                         o.length));
   if (!(std::isfinite(o.temperature) && o.temperature >= 0))
     throw UsageError(cohort::detail::str("cohort generate: --temperature must be a finite number at least 0, got ",
                                          o.temperature));
   if (o.prompt.empty()) throw UsageError("cohort generate: --prompt is empty; hint: give at least one character");
+  use_threads_flag(o.threads, "cohort generate");
   Checkpoint checkpoint = read_checkpoint(o.checkpoint);
   const TrainConfig& config = checkpoint.config;
   COHORT_CHECK(config.dataset == "text", "cohort generate: ", escape_text(checkpoint.path.string()),
@@ -61,17 +100,28 @@ int run_generate(const GenerateOptions& o, std::ostream& out) {
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   const data::CharVocab vocab(data.classes);
-  // The text as it is, but for control characters other than line breaks and tabs (a corpus may hold
-  // terminal escapes) and bytes that are not UTF-8, which are escaped.
-  const std::string text = generate_text(*model, vocab, o.prompt, o.length, o.temperature, o.seed, config.seq_len);
-  size_t start = 0;
-  for (size_t tab = text.find('\t'); ; tab = text.find('\t', start)) {
-    out << escape_text(std::string_view(text).substr(start, tab - start), /*keep_newlines=*/true);
-    if (tab == std::string::npos) break;
-    out << '\t';
-    start = tab + 1;
-  }
+  vocab.encode(o.prompt);  // a prompt the vocabulary cannot encode is refused before anything is printed
+
+  TextPrinter printer(out);
+  printer.put(o.prompt);
+  out.flush();
+  InterruptHandlers handlers;
+  int64_t drawn = 0;
+  generate_text(*model, vocab, o.prompt, o.length, o.temperature, o.seed, config.seq_len, [&](char c) {
+    const char bytes[1] = {c};
+    printer.put(std::string_view(bytes, 1));
+    out.flush();  // each character as it is drawn: a forward pass costs far more than a write
+    ++drawn;
+    return interrupt_requested() == 0;
+  });
+  printer.finish();
   out << "\n";
+  out.flush();
+  if (const int signal = interrupt_requested()) {
+    std::cerr << "cohort generate: stopped by " << (signal == SIGINT ? "Ctrl-C" : "SIGTERM") << " after " << drawn
+              << " of " << o.length << " characters\n";
+    return 128 + signal;
+  }
   return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "app/config.h"
 #include "app/data_setup.h"
+#include "app/flag_check.h"
 #include "app/run_checkpoint.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/threads.h"
@@ -83,13 +84,11 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   if (o.top_k < 1) throw UsageError(cohort::detail::str("cohort predict: --top-k must be at least 1, got ", o.top_k));
   if (o.batch_size < 1)
     throw UsageError(cohort::detail::str("cohort predict: --batch-size must be at least 1, got ", o.batch_size));
-  if (!(o.threads >= 0 && o.threads <= kMaxThreads))
-    throw UsageError(cohort::detail::str("cohort predict: --threads must be from 0 to ", kMaxThreads, ", got ", o.threads));
+  use_threads_flag(o.threads, "cohort predict");
 
   Checkpoint checkpoint = read_checkpoint(o.checkpoint);
   TrainConfig config = checkpoint.config;
   if (!o.data_dir.empty()) config.data_dir = std::filesystem::absolute(o.data_dir).string();
-  set_num_threads(o.threads > 0 ? o.threads : core_count());
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort predict");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
