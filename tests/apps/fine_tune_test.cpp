@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "apps/run_cohort.h"
@@ -95,6 +96,26 @@ TEST(FineTune, InitFromACohortRun) {
   EXPECT_TRUE(b["fc1.weight"].equal(a["fc1.weight"]));
   EXPECT_TRUE(b["conv1.weight"].equal(a["conv1.weight"]));
   EXPECT_FALSE(b["fc3.weight"].equal(a["fc3.weight"]));
+
+  // Another model's run: the error names the model the checkpoint trained.
+  const fs::path third = fresh_test_dir("finetune", "third");
+  std::tie(code, err) = run_cohort(train_flags(third, {"--model", "mlp", "--init-from", first.string()}));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("the file does not hold mlp weights: it is a checkpoint of a lenet; "));
+  EXPECT_THAT(err, HasSubstr("; these start a run with --model lenet"));
+
+  // Weights that are not finite are refused as a checkpoint's are, naming the tensor and the element.
+  nn::StateDict broken = a;
+  Tensor fc2 = broken["fc2.weight"].clone();
+  fc2.view({-1})[7].fill_(std::numeric_limits<float>::quiet_NaN());
+  broken.insert_or_assign("fc2.weight", fc2);
+  const fs::path nan_file = first.parent_path() / "nan.safetensors";
+  io::save_safetensors(nan_file, broken);
+  std::tie(code, err) = run_cohort(train_flags(third, {"--init-from", nan_file.string()}));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("--init-from " + nan_file.string() + ": tensor 'fc2.weight' (element 7: nan) is not "
+                             "finite; weights that are not finite cannot start a run"));
+  EXPECT_FALSE(fs::exists(third / "checkpoints"));
   fs::remove_all(first.parent_path());
 }
 
@@ -106,10 +127,14 @@ TEST(FineTune, ErrorsNameTheFileThePatternAndTheKeys) {
   std::tie(code, err) = run_cohort(train_flags(run, {"--freeze", "encoder.*"}));
   EXPECT_EQ(code, 2);
   EXPECT_THAT(err, HasSubstr("--freeze pattern 'encoder.*' matches no parameter"));
-  // Another architecture: every unexpected and missing key is named.
+  // Another architecture: the error says whose names the file holds and which differ.
   std::tie(code, err) = run_cohort(train_flags(run, {"--model", "mlp", "--init-from", pytorch_lenet().string()}));
   EXPECT_EQ(code, 1);
-  EXPECT_THAT(err, HasSubstr("unexpected key(s): conv1.weight"));
+  EXPECT_THAT(err, HasSubstr("--init-from " + pytorch_lenet().string() + ": the file does not hold mlp weights: its 10 "
+                             "tensors are named like conv1.weight, conv1.bias, conv2.weight, conv2.bias and 6 more; "));
+  EXPECT_THAT(err, HasSubstr("the file's conv1.weight, conv1.bias, conv2.weight, conv2.bias are not in the model; "
+                             "hint: --init-from needs the weights of the model being trained"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("strict=false"))) << "a library option the command line does not have";
 
   // A classifier for another number of classes keeps its initial values, and cannot be frozen.
   auto seven = models::create("lenet", models::ModelOptions().in_channels(1).image_size(28).num_classes(7));

@@ -1,6 +1,7 @@
 // Initial weights from a file and frozen parameters, for fine-tuning runs.
 #include "app/fine_tune.h"
 
+#include <cmath>
 #include <filesystem>
 #include <ostream>
 
@@ -18,18 +19,69 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The state dict in `file`, by its kind (see init_from).
-nn::StateDict read_weights(const std::string& file) {
+// The weights of `file` (see init_from) and, when it is a cohort checkpoint, the model it trained.
+struct Weights {
+  nn::StateDict tensors;
+  std::string model;  // "" for a file of plain weights
+};
+
+Weights read_weights(const std::string& file) {
   std::error_code ec;
   const bool is_dir = fs::is_directory(file, ec);
-  if (!is_dir && fs::path(file).extension() != ".safetensors") return io::load_pytorch_state_dict(file);
-  const fs::path path = is_dir ? read_checkpoint(file, /*talk=*/false).path : fs::path(file);
-  const nn::StateDict all = io::load_safetensors(path);
-  nn::StateDict model;
-  const std::string prefix = "model/";
-  for (const auto& item : all)
-    if (item.key().rfind(prefix, 0) == 0) model.insert(item.key().substr(prefix.size()), item.value());
-  return model.is_empty() ? all : model;  // a training checkpoint's model part, or a plain state dict
+  if (!is_dir && fs::path(file).extension() != ".safetensors") return {io::load_pytorch_state_dict(file), ""};
+  // A training checkpoint is read as `--resume` reads it: verified whole, its weights finite.
+  if (is_dir || io::load_safetensors_metadata(file).count("cohort.run")) {
+    const Checkpoint checkpoint = read_checkpoint(file, /*talk=*/false);
+    nn::StateDict model;
+    const std::string prefix = "model/";
+    for (const auto& item : io::load_safetensors(checkpoint.path))
+      if (item.key().rfind(prefix, 0) == 0) model.insert(item.key().substr(prefix.size()), item.value());
+    return {model, checkpoint.config.model};
+  }
+  return {io::load_safetensors(file), ""};
+}
+
+// The first floating-point tensor of `weights` holding a NaN or an infinity: "name (element i: value)".
+std::string first_non_finite(const nn::StateDict& weights) {
+  for (const auto& item : weights) {
+    if (!item.value().is_floating_point()) continue;
+    const Tensor t = item.value().detach().to(kFloat64).contiguous();
+    const double* p = t.data_ptr<double>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (!std::isfinite(p[i])) return cohort::detail::str("'", escape_text(item.key()), "' (element ", i, ": ", p[i], ")");
+  }
+  return "";
+}
+
+// Up to four names and how many more.
+std::string some_of(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < 4; ++i) out += (i ? ", " : "") + escape_text(names[i]);
+  if (names.size() > 4) out += cohort::detail::str(" and ", names.size() - 4, " more");
+  return out;
+}
+
+// Refuses weights whose names are not the model's, saying whose they look like: --init-from takes
+// the weights of the same architecture (tensors of another shape aside).
+void check_names(const nn::StateDict& mine, const Weights& weights, const std::string& model_name,
+                 const std::string& file) {
+  std::vector<std::string> missing, unexpected;
+  for (const auto& item : mine)
+    if (!weights.tensors.contains(item.key())) missing.push_back(item.key());
+  for (const auto& item : weights.tensors)
+    if (!mine.contains(item.key())) unexpected.push_back(item.key());
+  if (missing.empty() && unexpected.empty()) return;
+  std::string whose = weights.model.empty()
+                          ? cohort::detail::str("its ", weights.tensors.size(), " tensors are named like ",
+                                                some_of(weights.tensors.keys()))
+                          : "it is a checkpoint of a " + weights.model;
+  throw Error(cohort::detail::str(
+      "cohort train: --init-from ", escape_text(file), ": the file does not hold ", model_name, " weights: ", whose,
+      missing.empty() ? "" : "; the model's " + some_of(missing) + " are not in the file",
+      unexpected.empty() ? "" : "; the file's " + some_of(unexpected) + " are not in the model",
+      "; hint: --init-from needs the weights of the model being trained, under the same names (a tensor of another "
+      "shape keeps its initial value)",
+      weights.model.empty() ? "" : "; these start a run with --model " + weights.model));
 }
 
 bool glob(const char* p, const char* s) {
@@ -60,31 +112,35 @@ std::vector<std::string> split_patterns(const std::string& patterns) {
 
 }  // namespace
 
-std::vector<std::string> init_from(nn::Module& model, const std::string& file, std::ostream& log) {
-  nn::StateDict weights;
+std::vector<std::string> init_from(nn::Module& model, const std::string& file, std::ostream& log,
+                                   const std::string& model_name) {
+  Weights weights;
   try {
     weights = read_weights(file);
   } catch (const Error& e) {
     throw Error(cohort::detail::str("cohort train: --init-from ", escape_text(file), ": ", e.what()));
   }
-  // Tensors of another shape keep their initial values; load_state_dict checks all the names.
   nn::StateDict mine = model.named_parameters();
   for (const auto& item : model.named_buffers()) mine.insert(item.key(), item.value());
+  check_names(mine, weights, model_name.empty() ? model.name() : model_name, file);
+  const std::string bad = first_non_finite(weights.tensors);
+  COHORT_CHECK(bad.empty(), "cohort train: --init-from ", escape_text(file), ": tensor ", bad,
+               " is not finite; weights that are not finite cannot start a run");
+  // Tensors of another shape keep their initial values.
   std::vector<std::string> skipped;
   nn::StateDict usable;
-  for (const auto& item : weights) {
+  for (const auto& item : weights.tensors) {
     const Tensor* own = mine.find(item.key());
-    if (own && own->sizes() != item.value().sizes()) {
+    if (own->sizes() != item.value().sizes()) {
       log << "cohort: --init-from " << escape_text(file) << ": " << escape_text(item.key()) << " has shape "
           << item.value().sizes() << " in the file and " << own->sizes()
           << " in the model; it keeps its initial value\n";
       skipped.push_back(item.key());
+      usable.insert(item.key(), own->clone());
       continue;
     }
     usable.insert(item.key(), item.value());
   }
-  // The skipped names are present in the file: only what the file lacks or adds is an error.
-  for (const std::string& name : skipped) usable.insert(name, mine.find(name)->clone());
   try {
     model.load_state_dict(usable, /*strict=*/true);
   } catch (const Error& e) {

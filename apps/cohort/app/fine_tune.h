@@ -12,11 +12,14 @@ namespace cohort::app {
 
 // Copies the weights of `file` into `model`: a PyTorch torch.save(model.state_dict()) file
 // (io::load_pytorch_state_dict), a cohort run directory or checkpoint (its "model/..." tensors), or a
-// safetensors file of a state dict (io::save). Names must match the model's exactly (every missing
-// and unexpected key is listed in one error); a tensor whose shape differs (a classifier for another
-// number of classes) keeps its fresh initial value and is returned, and a line on `log` names it.
-// Throws a cohort::Error naming the file.
-std::vector<std::string> init_from(nn::Module& model, const std::string& file, std::ostream& log);
+// safetensors file of a state dict (io::save). Names must match the model's exactly, else the error
+// says whose weights the file holds (a checkpoint's model, or a few of its names) and which names
+// differ; a tensor whose shape differs (a classifier for another number of classes) keeps its fresh
+// initial value and is returned, and a line on `log` names it. A NaN or infinity in the file is
+// refused, naming the tensor. Throws a cohort::Error naming the file and `model_name` (the model's
+// class name when empty).
+std::vector<std::string> init_from(nn::Module& model, const std::string& file, std::ostream& log,
+                                   const std::string& model_name = "");
 
 // Whether `name` matches one of `patterns`: comma-separated globs where '*' is any run of characters
 // (dots included) and '?' one character, matched against the whole dotted name ("conv*",

@@ -273,7 +273,8 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
   std::vector<std::string> not_loaded;
   std::ostringstream quiet;  // the other ranks load the same weights without a word
   if (!config.init_from.empty() && config.resume.empty())
-    not_loaded = init_from(*model, config.init_from, ranks.leader() ? static_cast<std::ostream&>(std::cerr) : quiet);
+    not_loaded = init_from(*model, config.init_from, ranks.leader() ? static_cast<std::ostream&>(std::cerr) : quiet,
+                           config.model);
   std::unique_ptr<optim::Optimizer> optimizer = make_optimizer(config, freeze(*model, config.freeze, not_loaded));
   ModelCall call = wrap_model(model, config.devices, ranks, data.carry_state);
   data::DataLoader loader = make_train_loader(config, data, ranks);
