@@ -52,6 +52,37 @@ TEST(FolderDataset, TrainsWithValSplitAndValDir) {
   EXPECT_EQ(code, 0) << err;
   std::tie(code, err) = run_cohort({"eval", "--checkpoint", (dir / "run2").string()});
   EXPECT_EQ(code, 0) << err;
+
+  // eval tests on a folder given now, for a run that held out a share or had a folder of its own; the
+  // training folder need not be there.
+  write_tree(dir / "test", 5);
+  fs::rename(dir / "train", dir / "train-moved");
+  for (const char* run : {"run1", "run2"}) {
+    cohort::testing::Printed p = cohort::testing::run_printing(
+        {"eval", "--checkpoint", (dir / run).string(), "--val-dir", (dir / "test").string(), "--threads", "1"});
+    EXPECT_EQ(p.code, 0) << p.err;
+    EXPECT_THAT(p.out, HasSubstr("on the 10 test images")) << run;
+  }
+  // A test folder with other classes says which differ, on each side.
+  fs::rename(dir / "test" / "dark", dir / "test" / "dim");
+  std::tie(code, err) = run_cohort({"eval", "--checkpoint", (dir / "run2").string(), "--val-dir", (dir / "test").string()});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("does not have the classes the model was trained on: 'dim' only in the test set; 'dark' "
+                             "only in the model"));
+  // So does training with such a validation folder.
+  std::tie(code, err) = run_cohort({"train", "--dataset", "folder:" + (dir / "train-moved").string(), "--val-dir",
+                                    (dir / "test").string(), "--model", "mlp", "--out", (dir / "run3").string()});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("must hold the same class folders: 'dim' only in the validation folder; 'dark' only in "
+                             "the training folder"));
+  // The training folder's new place is asked for with a flag eval has.
+  std::tie(code, err) = run_cohort({"eval", "--checkpoint", (dir / "run1").string()});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("does not exist; hint: pass --data-dir DIR, the training folder's new place"));
+  std::tie(code, err) = run_cohort({"eval", "--checkpoint", (dir / "run1").string(), "--val-dir", "/nowhere"});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("the validation directory /nowhere does not exist"));
+  fs::remove_all(dir);
 }
 
 TEST(FolderDataset, SymlinkLoopsAreSkippedAndReported) {
@@ -88,6 +119,40 @@ TEST(FolderDataset, ErrorsNameTheFlags) {
                                     "--no-progress", "--out", (dir / "run").string()});
   EXPECT_NE(code, 0);
   EXPECT_THAT(err, HasSubstr("image folder directory"));
+  std::tie(code, err) = run_cohort({"train", "--dataset", "folder", "--val-split", "0.5", "--out", (dir / "run").string()});
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(err, HasSubstr("cohort train: --dataset folder needs a path, e.g. --dataset folder:photos"));
+
+  // One class folder cannot train a classifier, as a one-class CSV target cannot.
+  fs::remove_all(dir / "train" / "dark");
+  std::tie(code, err) = run_cohort({"train", "--dataset", "folder:" + (dir / "train").string(), "--val-split", "0.5",
+                                    "--no-progress", "--out", (dir / "run").string()});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("cohort train: the image folder " + (dir / "train").string() + " has one class folder, "
+                             "'bright'; a classifier needs at least two classes"));
+  EXPECT_FALSE(fs::exists(dir / "run" / "checkpoints"));
+  fs::remove_all(dir);
+}
+
+// Flags the chosen dataset does not use are refused as --target is for anything but a table.
+TEST(FolderDataset, FlagsOfOtherDatasetsAreRefused) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--seq-len", "16"}, "--seq-len is only for --dataset text, got --dataset fashion-mnist"},
+      {{"--image-size", "32"}, "--image-size is only for --dataset folder, got --dataset fashion-mnist"},
+      {{"--val-dir", "/tmp"}, "--val-dir is only for --dataset folder, got --dataset fashion-mnist"},
+      {{"--val-split", "0.1"}, "--val-split is only for --dataset folder and csv, got --dataset fashion-mnist"},
+      {{"--dataset", "csv:t.csv", "--target", "y", "--model", "mlp", "--image-size", "8"},
+       "--image-size is only for --dataset folder, got --dataset csv"},
+      {{"--dataset", "text:t.txt", "--model", "char-lstm", "--val-split", "0.1"},
+       "--val-split is only for --dataset folder and csv, got --dataset text"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args{"train", "--out", fresh_test_dir("folder", "other-flags").string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto [code, err] = run_cohort(args);
+    EXPECT_EQ(code, 2) << err;
+    EXPECT_THAT(err, HasSubstr(message));
+  }
 }
 
 }  // namespace

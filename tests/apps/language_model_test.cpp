@@ -62,7 +62,21 @@ TEST(LanguageModel, TrainsOnTextAndGenerates) {
   EXPECT_TRUE(last.at("sample").get<std::string>().starts_with(corpus.substr(corpus.size() - corpus.size() / 10, 16)))
       << "the sample continues the start of the validation text";
   EXPECT_THAT(text_of(out / "report.html"), HasSubstr("<h2>Generated text</h2>"));
+  EXPECT_THAT(text_of(out / "report.html"), ::testing::Not(HasSubstr("http-equiv"))) << "a finished run's page stays";
   EXPECT_FALSE(fs::exists(out / "samples.png"));
+
+  // eval reports what a language model is measured by, not a confusion matrix of bytes.
+  const testing::Printed eval = testing::run_printing({"eval", "--checkpoint", out.string(), "--json",
+                                                       (dir / "eval.json").string()});
+  ASSERT_EQ(eval.code, 0) << eval.err;
+  EXPECT_THAT(eval.out, HasSubstr("Bits per character on the "));
+  EXPECT_THAT(eval.out, HasSubstr("(perplexity "));
+  EXPECT_THAT(eval.out, ::testing::Not(HasSubstr("Confusion matrix")));
+  const nlohmann::json eval_json = nlohmann::json::parse(text_of(dir / "eval.json"));
+  EXPECT_EQ(eval_json.at("unit"), "characters");
+  EXPECT_NEAR(eval_json.at("bits_per_character").get<double>(), last.at("test_bpc").get<double>(), 1e-6);
+  EXPECT_NEAR(eval_json.at("perplexity").get<double>(), std::exp(eval_json.at("loss").get<double>()), 1e-9);
+  EXPECT_FALSE(eval_json.contains("per_class"));
 
   app::GenerateOptions o;
   o.checkpoint = out.string();

@@ -72,6 +72,57 @@ TEST_F(Report, WritesASelfContainedPage) {
   EXPECT_THAT(others("metrics.jsonl"), ::testing::ElementsAre("report.html"));
 }
 
+// A short run has a step record or two, each one batch's loss: the epochs' mean train loss is the curve.
+TEST_F(Report, ShortRunsDrawTheEpochsTrainLoss) {
+  write_bytes(path("metrics.jsonl"),
+              R"({"kind":"config","model":"lenet","dataset":"fashion-mnist","epochs":2})" "\n"
+              R"({"kind":"step","epoch":0,"step":1,"loss":2.3,"lr":0.01,"images_per_s":100,"elapsed_s":0.1})" "\n"
+              R"({"kind":"epoch","epoch":0,"step":3,"train_loss":1.9,"train_acc":0.5,"test_loss":1.5,"test_acc":0.6,"lr":0.01,"seconds":1,"images_per_s":100})" "\n"
+              R"({"kind":"step","epoch":1,"step":4,"loss":1.2,"lr":0.01,"images_per_s":100,"elapsed_s":0.2})" "\n"
+              R"({"kind":"epoch","epoch":1,"step":6,"train_loss":1.1,"train_acc":0.7,"test_loss":1.0,"test_acc":0.7,"lr":0.01,"seconds":1,"images_per_s":100})" "\n");
+  std::string html = report();
+  EXPECT_THAT(html, HasSubstr("train loss (epoch)"));
+  EXPECT_THAT(html, Not(HasSubstr("train loss (per step)")));
+  // A longer run draws the steps too.
+  write_bytes(path("metrics.jsonl"), metrics());
+  html = report();
+  EXPECT_THAT(html, HasSubstr("train loss (epoch)"));
+  EXPECT_THAT(html, HasSubstr("train loss (per step)"));
+}
+
+TEST_F(Report, LanguageModelsShowBitsPerCharacterAndTablesCountRows) {
+  write_bytes(path("metrics.jsonl"),
+              R"({"kind":"config","model":"char-lstm","dataset":"text","epochs":1})" "\n"
+              R"({"kind":"epoch","epoch":0,"step":3,"train_loss":1.9,"train_acc":0.5,"test_loss":1.3862943611198906,"test_acc":0.6,"lr":0.01,"seconds":1,"images_per_s":900,"test_bpc":2.0})" "\n");
+  write_bytes(path("eval.json"), R"({"unit":"characters","count":896,"loss":1.3862943611198906,"bits_per_character":2.0,)"
+                                 R"("perplexity":4.0,"accuracy":0.6,"classes":["a","b"]})");
+  std::string html = report();
+  EXPECT_THAT(html, HasSubstr("test bits / character"));
+  EXPECT_THAT(html, HasSubstr("<th>test bits/char</th>"));
+  EXPECT_THAT(html, HasSubstr("On 896 test characters: <b>2.000 bits per character</b>, perplexity 4.00"));
+  EXPECT_THAT(html, HasSubstr("characters / s"));
+  EXPECT_THAT(html, Not(HasSubstr("images")));
+  EXPECT_THAT(html, Not(HasSubstr("Per-class accuracy")));
+
+  write_bytes(path("metrics.jsonl"),
+              R"({"kind":"config","model":"mlp","dataset":"csv","epochs":1})" "\n"
+              R"({"kind":"epoch","epoch":0,"step":3,"train_loss":1.9,"train_acc":0.5,"test_loss":1.5,"test_acc":0.6,"lr":0.01,"seconds":1,"images_per_s":900})" "\n");
+  write_bytes(path("eval.json"), R"({"unit":"rows","count":40,"loss":1.5,"accuracy":0.6,"classes":["a","b"],)"
+                                 R"("per_class":[{"name":"a","accuracy":0.5,"count":20},{"name":"b","accuracy":0.7,"count":20}]})");
+  html = report();
+  EXPECT_THAT(html, HasSubstr(" on 40 rows"));
+  EXPECT_THAT(html, HasSubstr("rows / s"));
+  EXPECT_THAT(html, Not(HasSubstr("images")));
+}
+
+TEST_F(Report, ReloadsItselfOnlyWhileTheRunGoesOn) {
+  write_bytes(path("metrics.jsonl"), metrics(1));
+  app::write_report(dir_.string(), /*in_progress=*/true);
+  EXPECT_THAT(read_bytes(path("report.html")),
+              HasSubstr("<meta http-equiv=\"refresh\" content=\"" + std::to_string(app::kRefreshSeconds) + "\">"));
+  EXPECT_THAT(report(), Not(HasSubstr("http-equiv")));
+}
+
 TEST_F(Report, EscapesText) {
   write_bytes(path("metrics.jsonl"), R"({"kind":"config","model":"<b>net</b> & \"co\"","note":"it's"})" "\n");
   const std::string html = report();

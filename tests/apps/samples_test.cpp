@@ -7,6 +7,8 @@
 #include "support/error_of.h"
 
 #include "cohort/io/image.h"
+#include "cohort/ops/creation.h"
+#include "cohort/data/dataset.h"
 
 #include "app/samples.h"
 
@@ -17,6 +19,22 @@ using ::testing::HasSubstr;
 namespace {
 
 class Samples : public ScratchDir {};
+
+// A dataset sorted by class, as an image folder is: 40 samples of class 0, then 40 of 1, 40 of 2.
+class SortedByClass : public data::IndexedDataset {
+ public:
+  int64_t size() const override { return 120; }
+  data::Example<> get(int64_t i) const override { return {zeros({1}), tensor(i / 40)}; }
+};
+
+TEST(SamplesSpread, EachClassInTurn) {
+  const SortedByClass sorted;
+  EXPECT_EQ(app::spread_across_classes(sorted, 7), (std::vector<int64_t>{0, 40, 80, 1, 41, 81, 2}));
+  // Only what was scanned is picked from: the first 50 samples hold classes 0 and 1.
+  EXPECT_EQ(app::spread_across_classes(sorted, 4, 50), (std::vector<int64_t>{0, 40, 1, 41}));
+  // Fewer samples than asked for: all of them, once each.
+  EXPECT_EQ(app::spread_across_classes(sorted, 500, 3), (std::vector<int64_t>{0, 1, 2}));
+}
 
 // Counts pixels of exactly this color inside rows [y0, y1) and columns [x0, x1).
 int64_t count_color(const Tensor& img, int64_t y0, int64_t y1, int64_t x0, int64_t x1, std::array<uint8_t, 3> rgb) {

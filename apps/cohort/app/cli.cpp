@@ -215,8 +215,8 @@ std::string absolute_dir(const std::string& dir) {
   return s;
 }
 
-int run_eval(const std::string& path, const std::string& data_dir, int64_t batch_size, int threads,
-             const std::string& json_out) {
+int run_eval(const std::string& path, const std::string& data_dir, const std::string& val_dir, int64_t batch_size,
+             int threads, const std::string& json_out) {
   use_threads_flag(threads, "cohort eval");
   if (batch_size < 1)
     throw UsageError(cohort::detail::str("cohort eval: --batch-size must be at least 1, got ", batch_size));
@@ -224,11 +224,20 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
   Checkpoint checkpoint = read_checkpoint(path);
   TrainConfig config = checkpoint.config;
   if (!data_dir.empty()) config.data_dir = absolute_dir(data_dir);
+  if (!val_dir.empty()) {
+    if (config.dataset != "folder")
+      throw UsageError("cohort eval: --val-dir is a folder of test images for a model trained on --dataset folder; " +
+                       escape_text(checkpoint.path.string()) + " was trained on " + config.dataset);
+    // The test set is that folder whether the run held out a share of its images or had a folder.
+    config.val_dir = absolute_dir(val_dir);
+    config.val_split = 0;
+  }
   const DataSetup data = load_data(config, /*with_train=*/false, "cohort eval");
   // The model's own normalisation and classes, not ones derived again from the data given now.
   const DataSpec spec = checkpoint.data ? *checkpoint.data : data.spec;
-  COHORT_CHECK(data.spec.classes == spec.classes, "cohort eval: the test set in ", escape_text(data.source), " has ",
-               data.spec.classes.size(), " classes, not the ", spec.classes.size(), " the model was trained on");
+  COHORT_CHECK(data.spec.classes == spec.classes, "cohort eval: the test set in ", escape_text(data.source),
+               " does not have the classes the model was trained on: ",
+               class_difference(data.spec.classes, "the test set", spec.classes, "the model"));
   auto model = create_model(config.model, spec);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   // A carried-state model reads its validation streams a batch of every stream at a time.
@@ -239,6 +248,7 @@ int run_eval(const std::string& path, const std::string& data_dir, int64_t batch
   std::cout << "cohort eval: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
             << config.dataset << " test set)\n";
   EvalResult result = evaluate(*model, loader, static_cast<int64_t>(spec.classes.size()), data.carry_state);
+  result.unit = sample_unit(spec.kind);
   print_eval(std::cout, result, spec.classes);
   if (!json_out.empty()) write_eval_json(json_out, result, spec.classes);
   return 0;
@@ -333,13 +343,16 @@ int run_command(std::vector<std::string> args) {
   train_cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_train_flags(*train_cmd, config);
 
-  std::string eval_path, eval_data_dir, eval_json;
+  std::string eval_path, eval_data_dir, eval_val_dir, eval_json;
   int64_t eval_batch = 256;
   int eval_threads = 0;
   CLI::App* eval_cmd = app.add_subcommand("eval", "Accuracy, per-class accuracy and confusion matrix of a checkpoint");
   eval_cmd->add_option("--checkpoint", eval_path, "A checkpoint file, or a run directory (its newest checkpoint)")
       ->required();
   eval_cmd->add_option("--data-dir", eval_data_dir, "Override the dataset directory stored in the checkpoint");
+  eval_cmd->add_option("--val-dir", eval_val_dir,
+                       "A folder of test images (DIR/<class>/<image>) for a model trained on --dataset folder, in "
+                       "place of the run's validation images");
   eval_cmd->add_option("--batch-size", eval_batch, "Images per forward pass")->capture_default_str();
   eval_cmd->add_option("--threads", eval_threads, "Intra-op threads (0: one per core)")->capture_default_str();
   eval_cmd->add_option("--json", eval_json, "Also write the results to this JSON file");
@@ -424,6 +437,7 @@ int run_command(std::vector<std::string> args) {
         throw UsageError("cohort train: --dataset " + name + ": must name a path, e.g. --dataset " + name + ":" +
                          (name == "text" ? "/usr/share/games/fortunes" : name == "csv" ? "table.csv" : "photos"));
     }
+    if (config.resume.empty()) check_dataset_flags(*train_cmd, config);
     if (!config.val_dir.empty()) config.val_dir = absolute_dir(config.val_dir);
     if (config.data_dir.empty() && config.resume.empty() && config.dataset != "synthetic")
       config.data_dir = default_data_dir(config.dataset);
@@ -434,7 +448,7 @@ int run_command(std::vector<std::string> args) {
     train(run);
     return 0;
   }
-  if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_batch, eval_threads, eval_json);
+  if (*eval_cmd) return run_eval(eval_path, eval_data_dir, eval_val_dir, eval_batch, eval_threads, eval_json);
   if (*predict_cmd) return run_predict(predict, std::cout);
   if (*generate_cmd) return run_generate(generate, std::cout);
   if (*export_cmd) {

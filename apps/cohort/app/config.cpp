@@ -44,6 +44,23 @@ std::string join_names(const std::vector<std::string>& names) {
   return out.str();
 }
 
+std::string class_difference(const std::vector<std::string>& a, const std::string& a_side,
+                             const std::vector<std::string>& b, const std::string& b_side) {
+  auto only = [](const std::vector<std::string>& mine, const std::vector<std::string>& theirs, const std::string& side) {
+    std::vector<std::string> names;
+    for (const std::string& name : mine)
+      if (std::find(theirs.begin(), theirs.end(), name) == theirs.end()) names.push_back(name);
+    if (names.empty()) return std::string();
+    std::string out;
+    for (size_t i = 0; i < names.size() && i < 5; ++i) out += (i ? ", '" : "'") + escape_text(names[i]) + "'";
+    if (names.size() > 5) out += cohort::detail::str(" and ", names.size() - 5, " more");
+    return out + " only in " + side;
+  };
+  const std::string a_only = only(a, b, a_side), b_only = only(b, a, b_side);
+  if (a_only.empty() && b_only.empty()) return "the same names in another order";
+  return a_only + (a_only.empty() || b_only.empty() ? "" : "; ") + b_only;
+}
+
 namespace {
 
 // Where a configuration's values came from, for its errors: the command line (a flag is named

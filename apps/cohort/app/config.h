@@ -94,6 +94,11 @@ Precision precision_of(const TrainConfig& c);
 // "a, b, c", for help texts and error messages.
 std::string join_names(const std::vector<std::string>& names);
 
+// How two lists of class names differ, for an error: "'cat', 'dog' only in <a_side>; 'bird' only in
+// <b_side>" (names escaped, at most five per side), or that they hold the same names in another order.
+std::string class_difference(const std::vector<std::string>& a, const std::string& a_side,
+                             const std::vector<std::string>& b, const std::string& b_side);
+
 // A flag naming a file the command replaces atomically (eval --json, export --onnx): a target that is
 // not a regular file (/dev/null, a FIFO, a directory) is a UsageError "cohort export: --onnx /dev/null
 // is a character device, not a regular file; ...", thrown before any work is done.

@@ -83,23 +83,37 @@ DataSetup load_data(const TrainConfig& config, bool with_train, const std::strin
     d.spec.channels = 3;
     d.spec.image_size = 32;
   } else if (config.dataset == "folder") {
-    check_dir(command, dir, "image folder", "pass --dataset folder:DIR with DIR/<class>/<image>.jpg|png");
     // Decoded at (at least) twice the size asked for: big photos cost little (DCT-domain scaling).
     const int64_t size = config.image_size > 0 ? config.image_size : 64;
     const auto read = io::ImageReadOptions().min_size(2 * size);
-    auto all = std::make_shared<data::ImageFolder>(dir, data::Transform{}, read);
     auto note_skipped = [&](const data::ImageFolder& folder) {
       const std::string skipped = folder.skipped_summary();
       if (!skipped.empty()) d.warnings.push_back("the image folder " + escape_text(folder.root()) + ": skipped " + skipped);
     };
-    note_skipped(*all);
+    // Testing on a validation folder needs no training folder (it may have stayed on another machine).
+    std::shared_ptr<data::ImageFolder> all;
+    if (with_train || config.val_dir.empty()) {
+      check_dir(command, dir, "image folder",
+                command == "cohort train" ? "pass --dataset folder:DIR with DIR/<class>/<image>.jpg|png"
+                                          : "pass --data-dir DIR, the training folder's new place (DIR/<class>/<image>)");
+      all = std::make_shared<data::ImageFolder>(dir, data::Transform{}, read);
+      note_skipped(*all);
+      COHORT_CHECK(all->classes().size() >= 2, command, ": the image folder ", escape_text(dir),
+                   " has one class folder, '", escape_text(all->classes().front()),
+                   "'; a classifier needs at least two classes; hint: put each class's images in a folder of its own, "
+                   "DIR/<class>/<image>");
+    }
     if (!config.val_dir.empty()) {
-      check_dir(command, config.val_dir, "validation", "pass --val-dir with the same class folders as the training set");
+      check_dir(command, config.val_dir, "validation",
+                command == "cohort train" || command == "cohort eval"
+                    ? "pass --val-dir with the same class folders as the training set"
+                    : "the run's validation folder has moved; `cohort eval --val-dir DIR` tests on a folder");
       auto val = std::make_shared<data::ImageFolder>(config.val_dir, data::Transform{}, read);
       note_skipped(*val);
-      COHORT_CHECK(val->classes() == all->classes(), command, ": the validation folder ", escape_text(config.val_dir),
-                   " has ", val->classes().size(), " classes and the training folder ", escape_text(dir), " ",
-                   all->classes().size(), "; they must hold the same class folders");
+      if (all)
+        COHORT_CHECK(val->classes() == all->classes(), command, ": the validation folder ", escape_text(config.val_dir),
+                     " and the training folder ", escape_text(dir), " must hold the same class folders: ",
+                     class_difference(val->classes(), "the validation folder", all->classes(), "the training folder"));
       if (with_train) d.train = all;
       d.test = val;
     } else {

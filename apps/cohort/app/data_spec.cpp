@@ -53,6 +53,15 @@ int64_t positive_at(const nlohmann::json& j, const std::string& key, const std::
 
 }  // namespace
 
+const char* sample_unit(DataKind kind) {
+  switch (kind) {
+    case DataKind::kImages: return "images";
+    case DataKind::kTable: return "rows";
+    case DataKind::kText: return "characters";
+  }
+  return "?";
+}
+
 const char* data_kind_name(DataKind kind) {
   switch (kind) {
     case DataKind::kImages: return "images";

@@ -24,6 +24,7 @@ struct DataSpec {
 };
 
 const char* data_kind_name(DataKind kind);  // "images", "table", "text"
+const char* sample_unit(DataKind kind);     // what a sample is called: "images", "rows", "characters"
 
 // Names that are not UTF-8 (a folder named in Latin-1, a vocabulary byte of a multi-byte character)
 // are stored as their bytes, so the round trip is exact.

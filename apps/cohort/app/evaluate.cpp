@@ -6,6 +6,7 @@
 #include "cohort/models/char_lstm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -99,7 +100,18 @@ EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_
   return r;
 }
 
+double EvalResult::bits_per_character() const { return loss / std::log(2.0); }
+double EvalResult::perplexity() const { return std::exp(loss); }
+
 nlohmann::json to_json(const EvalResult& r, const std::vector<std::string>& classes) {
+  if (r.per_character())
+    return {{"unit", r.unit},
+            {"count", r.count},
+            {"loss", r.loss},
+            {"bits_per_character", r.bits_per_character()},
+            {"perplexity", r.perplexity()},
+            {"accuracy", r.accuracy},
+            {"classes", classes}};
   auto name = [&](size_t c) { return c < classes.size() ? classes[c] : std::to_string(c); };
   nlohmann::json per_class = nlohmann::json::array();
   for (size_t c = 0; c < r.num_classes(); ++c) {
@@ -113,8 +125,9 @@ nlohmann::json to_json(const EvalResult& r, const std::vector<std::string>& clas
     top.push_back({{"true", name(static_cast<size_t>(c.truth))},
                    {"predicted", name(static_cast<size_t>(c.predicted))},
                    {"count", c.count}});
-  nlohmann::json j = {{"count", r.count},     {"loss", r.loss},         {"accuracy", r.accuracy},
-                      {"classes", classes},   {"per_class", per_class}, {"top_confusions", top}};
+  nlohmann::json j = {{"unit", r.unit},       {"count", r.count},         {"loss", r.loss},
+                      {"accuracy", r.accuracy}, {"classes", classes},     {"per_class", per_class},
+                      {"top_confusions", top}};
   if (r.num_classes() <= kMaxConfusionMatrixClasses) j["confusion"] = r.confusion_matrix();
   return j;
 }
@@ -158,7 +171,15 @@ void print_eval(std::ostream& out, const EvalResult& r, const std::vector<std::s
     return c < classes.size() ? escape_text(classes[c]) : std::to_string(c);
   };
   out << std::fixed << std::setprecision(1);
-  out << "Accuracy of the network on the " << r.count << " test images: " << 100 * r.accuracy << " %\n";
+  if (r.per_character()) {
+    out << "Bits per character on the " << r.count << " test characters: " << std::setprecision(3)
+        << r.bits_per_character() << " (perplexity " << std::setprecision(2) << r.perplexity() << ", mean loss "
+        << std::setprecision(4) << r.loss << ")\n"
+        << "The most likely next character is the right one for " << std::setprecision(1) << 100 * r.accuracy
+        << " % of them\n";
+    return;
+  }
+  out << "Accuracy of the network on the " << r.count << " test " << r.unit << ": " << 100 * r.accuracy << " %\n";
   out << "Mean test loss: " << std::setprecision(4) << r.loss << std::setprecision(1) << "\n\n";
   const size_t classes_n = r.num_classes();
   if (classes_n > kMaxConfusionMatrixClasses) {

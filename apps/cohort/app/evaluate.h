@@ -29,6 +29,9 @@ struct Confusion {
 };
 
 struct EvalResult {
+  // What a sample is: "images", "rows" (a table) or "characters" (a language model, whose results are
+  // bits per character and perplexity; its classes are bytes, so it has no per-class tables).
+  std::string unit = "images";
   int64_t count = 0;
   double loss = 0;      // mean cross-entropy
   double accuracy = 0;  // fraction in [0, 1]
@@ -39,6 +42,9 @@ struct EvalResult {
   std::map<std::pair<int64_t, int64_t>, int64_t> mistakes;
 
   size_t num_classes() const { return true_counts.size(); }
+  bool per_character() const { return unit == "characters"; }
+  double bits_per_character() const;  // loss / ln 2
+  double perplexity() const;          // exp(loss)
   int64_t class_count(size_t c) const;      // test samples of class c
   double class_accuracy(size_t c) const;    // recall: of class c's samples, the share predicted as c
   double class_precision(size_t c) const;   // of the samples predicted as c, the share that are c (0 if none)
@@ -51,9 +57,10 @@ struct EvalResult {
 // each batch starts from the LSTM state the batch before ended with, zeros for the first.
 EvalResult evaluate(models::Model& model, data::DataLoader& loader, int64_t num_classes, bool carry_state = false);
 
-// Keys "count", "loss", "accuracy", "classes", "per_class" [{name, accuracy, precision, count}],
+// Keys "unit", "count", "loss", "accuracy", "classes", "per_class" [{name, accuracy, precision, count}],
 // "top_confusions" [{true, predicted, count}], and "confusion" ([true][predicted]) for up to
-// kMaxConfusionMatrixClasses classes.
+// kMaxConfusionMatrixClasses classes; for characters "bits_per_character" and "perplexity" in place of
+// the per-class keys.
 nlohmann::json to_json(const EvalResult& result, const std::vector<std::string>& classes);
 
 // Writes to_json(result, classes) to `path` (eval.json), atomically.
@@ -63,7 +70,7 @@ void write_eval_json(const std::filesystem::path& path, const EvalResult& result
 // As the blitz prints it: "Accuracy of the network on the 10000 test images: 88 %", then
 // "Accuracy for class: T-shirt/top is 84.1 %" per class, then the confusion matrix; above
 // kMaxConfusionMatrixClasses classes, a table of recall and precision per class and the most
-// frequent confusions.
+// frequent confusions. A language model's: bits per character, perplexity and accuracy.
 void print_eval(std::ostream& out, const EvalResult& result, const std::vector<std::string>& classes);
 
 }  // namespace cohort::app

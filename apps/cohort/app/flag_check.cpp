@@ -44,6 +44,34 @@ void check_flags(const CLI::App& command, const std::vector<std::string>& args) 
   }
 }
 
+void check_dataset_flags(const CLI::App& train, const TrainConfig& config) {
+  const std::string& dataset = config.dataset;
+  const bool needs_path = dataset == "folder" || dataset == "csv" || dataset == "text";
+  if (needs_path && config.data_dir.empty())
+    throw UsageError("cohort train: --dataset " + dataset + " needs a path, e.g. --dataset " + dataset + ":" +
+                     (dataset == "text" ? "/usr/share/games/fortunes" : dataset == "csv" ? "table.csv" : "photos"));
+  struct Use {
+    const char* flag;
+    std::vector<std::string> datasets;
+    const char* otherwise;  // what decides it for the other datasets
+  };
+  const Use uses[] = {
+      {"--seq-len", {"text"}, "it is the length of a language model's training windows"},
+      {"--image-size", {"folder"}, "the built-in datasets have their own size and a table has none"},
+      {"--val-dir", {"folder"}, "the other datasets have their own test split"},
+      {"--val-split", {"folder", "csv"}, "the built-in datasets have their own test split and a text holds out its last tenth"},
+  };
+  for (const Use& use : uses) {
+    if (train.count(use.flag) == 0 ||
+        std::find(use.datasets.begin(), use.datasets.end(), dataset) != use.datasets.end())
+      continue;
+    std::string which;
+    for (size_t i = 0; i < use.datasets.size(); ++i) which += (i ? " and " : "") + use.datasets[i];
+    throw UsageError(cohort::detail::str("cohort train: ", use.flag, " is only for --dataset ", which, ", got --dataset ",
+                                         dataset, " (", use.otherwise, "); hint: leave ", use.flag, " out"));
+  }
+}
+
 void use_threads_flag(int threads, std::string_view command) {
   if (!(threads >= 0 && threads <= kMaxThreads))
     throw UsageError(cohort::detail::str(command, ": --threads must be from 0 to ", kMaxThreads, " (0 = one per core, ",

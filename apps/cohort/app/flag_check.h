@@ -17,6 +17,13 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // `command` has no option for, naming the nearest one within a third of its length (at least 2 edits).
 void check_flags(const CLI::App& command, const std::vector<std::string>& args);
 
+// Refuses, for a new run of `cohort train` (`config` as parsed, its dataset without ":PATH"), the
+// flags given on the command line that its dataset does not use (--seq-len but for text, --image-size
+// and --val-dir but for folder, --val-split but for folder and csv), and a dataset that needs a path
+// given none. Throws UsageError.
+struct TrainConfig;
+void check_dataset_flags(const CLI::App& train, const TrainConfig& config);
+
 // A command's --threads: 0 (one per core) to kMaxThreads, set as the intra-op thread count. Throws
 // UsageError naming `command` for any other value.
 void use_threads_flag(int threads, std::string_view command);

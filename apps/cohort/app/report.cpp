@@ -83,7 +83,7 @@ Metrics read_metrics(const fs::path& path) {
       m.epochs.push_back({number(rec, "epoch", where), number(rec, "step", where), number(rec, "train_loss", where),
                           number(rec, "train_acc", where), number(rec, "test_loss", where),
                           number(rec, "test_acc", where), number(rec, "lr", where), number(rec, "seconds", where),
-                          number(rec, "images_per_s", where)});
+                          number(rec, "images_per_s", where), number(rec, "test_bpc", where)});
       const auto sample = rec.find("sample");
       if (sample != rec.end() && sample->is_string())
         m.text_samples.emplace_back(static_cast<int64_t>(m.epochs.back().epoch) + 1, sample->get<std::string>());
@@ -118,7 +118,8 @@ std::string charts(const Metrics& m) {
   Series epoch_train{"train loss (epoch)", {}, {}, "#1f77b4", false, true};
   Series test_loss{"test loss (epoch)", {}, {}, "#d62728", true, true, true};
   Series train_acc{"train", {}, {}, "#1f77b4", true, true}, test_acc{"test", {}, {}, "#d62728", true, true};
-  Series speed{"images/s", {}, {}, "#2ca02c", true, true};
+  const std::string per_second = m.unit() + " / s";
+  Series speed{per_second, {}, {}, "#2ca02c", true, true};
   for (const Epoch& e : m.epochs) {
     epoch_train.x.push_back(e.step), epoch_train.y.push_back(e.train_loss);
     test_loss.x.push_back(e.step), test_loss.y.push_back(e.test_loss);
@@ -126,8 +127,10 @@ std::string charts(const Metrics& m) {
     test_acc.x.push_back(e.epoch + 1), test_acc.y.push_back(e.test_acc);
     speed.x.push_back(e.epoch + 1), speed.y.push_back(e.images_per_s);
   }
-  // Without step records (a very short run), the epochs' learning rate and mean train loss stand in.
-  std::vector<Series> loss_series{m.steps.empty() ? epoch_train : loss, test_loss};
+  // The epochs' mean train loss is always drawn: a short run has only a step record or two, each one
+  // batch's loss. Without step records the epochs' learning rate stands in.
+  std::vector<Series> loss_series{epoch_train, test_loss};
+  if (m.steps.size() >= 2 * std::max<size_t>(m.epochs.size(), 2)) loss_series.insert(loss_series.begin(), loss);
   if (m.steps.empty()) lr = {"learning rate", epoch_train.x, {}, "#9467bd", true, true};
   if (m.steps.empty())
     for (const Epoch& e : m.epochs) lr.y.push_back(e.lr);
@@ -137,20 +140,23 @@ std::string charts(const Metrics& m) {
   out += svg_chart({train_acc, test_acc},
                    {.title = "Accuracy", .x_label = "epoch", .y_label = "accuracy", .y_percent = true, .x_integer = true});
   out += svg_chart({lr}, {.title = "Learning rate", .x_label = "step", .y_label = "lr", .y_include_zero = true});
-  out += svg_chart({speed}, {.title = "Throughput", .x_label = "epoch", .y_label = "images / s",
+  out += svg_chart({speed}, {.title = "Throughput", .x_label = "epoch", .y_label = per_second,
                              .y_include_zero = true, .x_integer = true});
   return out + "</div></section>\n";
 }
 
 std::string epoch_table(const Metrics& m) {
   if (m.epochs.empty()) return "";
+  const bool text = m.unit() == "characters";
   std::string out =
       "<section><h2>Epochs</h2><table class=\"num\"><tr><th>epoch</th><th>step</th><th>train loss</th>"
-      "<th>train acc</th><th>test loss</th><th>test acc</th><th>lr</th><th>time</th><th>images/s</th></tr>\n";
+      "<th>train acc</th><th>test loss</th><th>test acc</th>" +
+      std::string(text ? "<th>test bits/char</th>" : "") + "<th>lr</th><th>time</th><th>" + m.unit() + "/s</th></tr>\n";
   for (const Epoch& e : m.epochs)
     out += "<tr><td>" + fmt(e.epoch + 1, "%.0f") + "</td><td>" + fmt(e.step, "%.0f") + "</td><td>" +
            fmt(e.train_loss, "%.4f") + "</td><td>" + percent(e.train_acc) + "</td><td>" + fmt(e.test_loss, "%.4f") +
-           "</td><td>" + percent(e.test_acc) + "</td><td>" + fmt(e.lr, "%.4g") + "</td><td>" + duration(e.seconds) +
+           "</td><td>" + percent(e.test_acc) + (text ? "</td><td>" + fmt(e.test_bpc, "%.3f") : std::string()) +
+           "</td><td>" + fmt(e.lr, "%.4g") + "</td><td>" + duration(e.seconds) +
            "</td><td>" + fmt(e.images_per_s, "%.0f") + "</td></tr>\n";
   return out + "</table></section>\n";
 }
@@ -200,7 +206,7 @@ std::string text_samples_section(const Metrics& m) {
 
 }  // namespace
 
-void write_report(const std::string& out_dir) {
+void write_report(const std::string& out_dir, bool in_progress) {
   const fs::path dir(out_dir);
   const Metrics m = read_metrics(dir / "metrics.jsonl");
   auto config_text = [&](const char* key) {
@@ -214,7 +220,7 @@ void write_report(const std::string& out_dir) {
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  std::string html = page_head("cohort report: " + title);
+  std::string html = page_head("cohort report: " + title, in_progress ? kRefreshSeconds : 0);
   html += "<header><h1>" + html_escape(title) + "</h1><p class=\"sub\">cohort training report &middot; " +
           html_escape(fs::absolute(dir).lexically_normal().string()) + " &middot; generated " + stamp + "</p></header>\n";
   if (!m.failure.empty())

@@ -26,6 +26,10 @@ namespace cohort::app {
 // Optional inputs: <out_dir>/samples.png is embedded; <out_dir>/eval.json (keys "accuracy", "loss",
 // "count", "classes", "per_class": [{"name", "accuracy", "count"}], "confusion": [[n]]) adds the
 // per-class accuracy and the confusion matrix; a malformed eval.json throws naming it.
-void write_report(const std::string& out_dir);
+//
+// in_progress: the run goes on (it rewrites the page after each epoch), so the page reloads itself
+// every kRefreshSeconds; the last report of a run, finished, failed or interrupted, does not.
+inline constexpr int kRefreshSeconds = 60;
+void write_report(const std::string& out_dir, bool in_progress = false);
 
 }  // namespace cohort::app

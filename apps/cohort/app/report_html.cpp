@@ -82,8 +82,16 @@ std::string base64(std::string_view bytes) {
   return out;
 }
 
-std::string page_head(const std::string& title) {
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+std::string Metrics::unit() const {
+  const auto dataset = config.find("dataset");
+  const std::string name = dataset != config.end() && dataset->is_string() ? dataset->get<std::string>() : "";
+  return name == "text" ? "characters" : name == "csv" ? "rows" : "images";
+}
+
+std::string page_head(const std::string& title, int refresh_seconds) {
+  const std::string refresh =
+      refresh_seconds > 0 ? "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_seconds) + "\">\n" : "";
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n" + refresh +
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
          html_escape(title) + "</title>\n<style>" + kStyle + "</style></head>\n<body><main>\n";
 }
@@ -111,13 +119,18 @@ std::string summary_cards(const Metrics& m) {
   std::string epochs = fmt(static_cast<double>(m.epochs.size()), "%.0f");
   const auto planned = m.config.find("epochs");
   if (planned != m.config.end() && planned->is_number()) epochs += " / " + html_escape(planned->dump());
-  out += card("test accuracy", percent(last.test_acc), epoch_of_last, true);
+  if (std::isfinite(last.test_bpc)) {
+    out += card("test bits / character", fmt(last.test_bpc, "%.3f"), epoch_of_last, true);
+    out += card("test perplexity", fmt(std::exp(last.test_loss), "%.2f"), "next-character accuracy " + percent(last.test_acc));
+  } else {
+    out += card("test accuracy", percent(last.test_acc), epoch_of_last, true);
+  }
   out += card("test loss", fmt(last.test_loss, "%.4f"), epoch_of_last);
   out += card("train accuracy", percent(last.train_acc), "train loss " + fmt(last.train_loss, "%.4f"));
   out += card("best test accuracy", percent(best->test_acc), "epoch " + fmt(best->epoch + 1, "%.0f"));
   out += card("epochs", epochs, "step " + fmt(last.step, "%.0f"));
   out += card("training time", duration(seconds), "");
-  out += card("mean throughput", fmt(timed ? speed / static_cast<double>(timed) : NAN, "%.0f"), "images / s");
+  out += card("mean throughput", fmt(timed ? speed / static_cast<double>(timed) : NAN, "%.0f"), m.unit() + " / s");
   return out + "</div>\n";
 }
 
@@ -135,7 +148,19 @@ std::string config_table(const nlohmann::ordered_json& config) {
   return out + "</tr></table></section>\n";
 }
 
+// A language model's: its classes are bytes, so no per-class tables.
+std::string language_eval_html(const nlohmann::json& eval) {
+  auto number = [&](const char* key, const char* format) {
+    return eval.contains(key) && eval.at(key).is_number() ? fmt(eval.at(key).get<double>(), format) : "?";
+  };
+  return "<section><h2>Evaluation</h2><p class=\"note\">On " + html_escape(eval.value("count", nlohmann::json()).dump()) +
+         " test characters: <b>" + number("bits_per_character", "%.3f") + " bits per character</b>, perplexity " +
+         number("perplexity", "%.2f") + ", loss " + number("loss", "%.4f") + "; the most likely next character is "
+         "the right one for " + percent(eval.at("accuracy").get<double>()) + " of them.</p></section>\n";
+}
+
 std::string eval_html(const nlohmann::json& eval, const std::string& source) {
+  if (eval.contains("bits_per_character")) return language_eval_html(eval);
   const double accuracy = eval.at("accuracy").get<double>();
   const auto& per_class = eval.at("per_class");
   // Above kMaxConfusionMatrixClasses classes eval.json holds the most frequent confusions instead of
@@ -151,7 +176,9 @@ std::string eval_html(const nlohmann::json& eval, const std::string& source) {
                  confusion.size(), " rows and a row of ", row.size());
 
   std::string out = "<section><h2>Evaluation</h2><p class=\"note\">Test accuracy <b>" + percent(accuracy) + "</b>";
-  if (eval.contains("count")) out += " on " + html_escape(eval.at("count").dump()) + " images";
+  if (eval.contains("count"))
+    out += " on " + html_escape(eval.at("count").dump()) + " " +
+           html_escape(eval.contains("unit") && eval.at("unit").is_string() ? eval.at("unit").get<std::string>() : "images");
   if (eval.contains("loss") && eval.at("loss").is_number()) out += ", loss " + fmt(eval.at("loss").get<double>(), "%.4f");
   const bool precision = !per_class.empty() && per_class.front().contains("precision");
   out += ".</p><div class=\"side\">\n<div><h3>Per-class accuracy</h3><table class=\"num\"><tr><th>class</th><th>accuracy</th><th></th>" +

@@ -16,6 +16,7 @@ struct Step {
 };
 struct Epoch {
   double epoch, step, train_loss, train_acc, test_loss, test_acc, lr, seconds, images_per_s;
+  double test_bpc;  // a language model's bits per character
 };
 struct Metrics {
   nlohmann::ordered_json config = nlohmann::ordered_json::object();  // in the file's key order
@@ -23,10 +24,13 @@ struct Metrics {
   std::vector<Epoch> epochs;
   std::vector<std::pair<int64_t, std::string>> text_samples;  // a language model's generated text, by epoch
   std::string failure;  // why training stopped, from a "failure" record; empty when it did not fail
+  // What a sample is, from the config's dataset: "images", "rows" (csv) or "characters" (text).
+  std::string unit() const;
 };
 
-// <!DOCTYPE html> up to and including the opening <main>, with the page's whole stylesheet.
-std::string page_head(const std::string& title);
+// <!DOCTYPE html> up to and including the opening <main>, with the page's whole stylesheet; with
+// refresh_seconds > 0 the page reloads itself that often (a run still training rewrites it).
+std::string page_head(const std::string& title, int refresh_seconds = 0);
 // The final numbers as cards: test and train accuracy, test loss, best epoch, time, throughput.
 std::string summary_cards(const Metrics& m);
 // The config's key/value pairs as a table (strings as they are, other values as JSON).

@@ -84,15 +84,33 @@ void write_samples_png(const std::string& path, const Tensor& images, const std:
   io::write_png(path, canvas);
 }
 
+std::vector<int64_t> spread_across_classes(const data::IndexedDataset& dataset, int64_t k, int64_t scanned) {
+  std::vector<std::vector<int64_t>> by_class;
+  for (int64_t i = 0; i < std::min(scanned, dataset.size()); ++i) {
+    const auto c = static_cast<size_t>(std::max<int64_t>(dataset.get(i).target.item<int64_t>(), 0));
+    if (by_class.size() <= c) by_class.resize(c + 1);
+    by_class[c].push_back(i);
+  }
+  std::vector<int64_t> picked;
+  for (size_t round = 0; static_cast<int64_t>(picked.size()) < k; ++round) {
+    const size_t before = picked.size();
+    for (const auto& indices : by_class)
+      if (round < indices.size() && static_cast<int64_t>(picked.size()) < k) picked.push_back(indices[round]);
+    if (picked.size() == before) break;
+  }
+  return picked;
+}
+
 void write_prediction_samples(const std::string& path, models::Model& model, const DataSetup& data) {
-  const int64_t n = std::min<int64_t>(32, data.test->size());
+  std::vector<data::Example<>> picked;
+  for (const int64_t i : spread_across_classes(*data.test, 32)) picked.push_back(data.test->get(i));
+  const auto n = static_cast<int64_t>(picked.size());
   std::vector<Tensor> shown, inputs;
   std::vector<int64_t> truth;
   Generator unused(0);
   const data::Transform transform = inference_transform(data.spec);
   const data::Transform to_tensor = data::transforms::ToTensor();
-  for (int64_t i = 0; i < n; ++i) {
-    data::Example<> e = data.test->get(i);
+  for (const data::Example<>& e : picked) {
     // Images of any size (--dataset folder) are shown at the model's input size.
     Tensor image = e.data;
     if (image.dtype() == kUInt8 && (image.size(0) != data.spec.image_size || image.size(1) != data.spec.image_size))

@@ -24,8 +24,13 @@ namespace cohort::app {
 void write_samples_png(const std::string& path, const Tensor& images_nchw_float01, const std::vector<int64_t>& truth,
                        const std::vector<int64_t>& predicted, const std::vector<std::string>& class_names);
 
-// The first 32 test images of `data` (all of them when fewer) with `model`'s predictions, written to
-// `path` by write_samples_png. Runs the model in eval mode without autograd, then sets it back to
+// Up to k indices of `dataset`, spread across its classes: of its first `scanned` samples, each
+// class's first (in class order), then each class's second, and so on. A test set sorted by class, as
+// an image folder's is, would otherwise show its first class only.
+std::vector<int64_t> spread_across_classes(const data::IndexedDataset& dataset, int64_t k, int64_t scanned = 512);
+
+// 32 test images of `data` (spread_across_classes; all of them when fewer) with `model`'s
+// predictions, written to `path` by write_samples_png. Runs the model in eval mode without autograd, then sets it back to
 // training mode.
 void write_prediction_samples(const std::string& path, models::Model& model, const DataSetup& data);
 

@@ -129,7 +129,9 @@ EvalResult evaluate_in_precision(TrainingRun& run) {
   const Precision precision = precision_of(run.config);
   std::optional<autocast::AutocastGuard> mixed;
   if (precision.autocast) mixed.emplace(precision.dtype);
-  return evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
+  EvalResult result = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
+  result.unit = sample_unit(run.data.spec.kind);
+  return result;
 }
 
 // The sums of a batch whose samples all count: its loss (the mean over its predictions) times its
@@ -271,6 +273,7 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
       if (!mid_epoch) continue;  // the loop ends here; end_epoch checkpoints
       bar.close();
       if (!(config.checkpoint_every > 0 && p.step % config.checkpoint_every == 0)) run.save_checkpoint();
+      if (run.ranks.leader() && p.loader.epoch > 0) write_report(run.out.string());  // no longer reloading
       throw interrupted(run, signal);
     }
   }
@@ -301,7 +304,7 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
                 "\nsample: " + escape_text(sample);
   }
   if (run.metrics) run.metrics->write(record);
-  const char* unit = kind == DataKind::kText ? " characters/s" : kind == DataKind::kImages ? " images/s" : " rows/s";
+  const std::string unit = std::string(" ") + sample_unit(kind) + "/s";
   if (run.talk)
     std::cout << "epoch " << epoch + 1 << "/" << run.config.epochs << ": train loss " << fixed(train_loss, 4)
               << " acc " << fixed(100 * train_acc, 2) << "% | test loss " << fixed(test.loss, 4) << " acc "
@@ -334,7 +337,7 @@ double end_epoch(TrainingRun& run, int64_t epoch) {
   run.save_checkpoint();
   if (run.ranks.leader()) {
     if (epoch + 1 == run.config.epochs) write_final_outputs(run, test);
-    write_report(run.out.string());
+    write_report(run.out.string(), /*in_progress=*/epoch + 1 < run.config.epochs && !run.stop_signal);
   }
   return test.accuracy;
 }
