@@ -134,6 +134,35 @@ TEST(FolderDataset, ErrorsNameTheFlags) {
   fs::remove_all(dir);
 }
 
+// A run resumed mid-epoch on data that has shrunk since: the error names the checkpoint and the data.
+TEST(FolderDataset, ResumingOnDataThatChangedNamesTheCheckpoint) {
+  const fs::path dir = fresh_test_dir("folder", "changed");
+  write_tree(dir / "train", 10);
+  const std::vector<std::string> flags = {"train", "--dataset", "folder:" + (dir / "train").string(), "--val-split",
+                                          "0.2", "--image-size", "8", "--model", "mlp", "--epochs", "1",
+                                          "--batch-size", "4", "--threads", "1", "--no-progress", "--out",
+                                          (dir / "run").string(), "--checkpoint-every", "3", "--keep-checkpoints", "9"};
+  auto [code, err] = run_cohort(flags);
+  ASSERT_EQ(code, 0) << err;
+  // Keep the checkpoint of step 3 (batch 3 of 4), as if the run had been killed after it.
+  fs::path kept;
+  for (const auto& entry : fs::directory_iterator(dir / "run" / "checkpoints")) {
+    if (entry.path().filename().string().find("00000003") == std::string::npos) fs::remove(entry.path());
+    else kept = entry.path();
+  }
+  ASSERT_FALSE(kept.empty());
+  for (int i = 3; i < 10; ++i) {
+    fs::remove(dir / "train" / "dark" / (std::to_string(i) + ".png"));
+    fs::remove(dir / "train" / "bright" / (std::to_string(i) + ".png"));
+  }
+  std::tie(code, err) = run_cohort({"train", "--resume", (dir / "run").string(), "--no-progress"});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("cohort train: --resume " + kept.string() + ": the checkpoint stopped at batch 3 of epoch 1, "
+                             "but an epoch of the data in " + (dir / "train").string() + " has 2 batches now"));
+  EXPECT_THAT(err, HasSubstr("hint: the data changed since the checkpoint"));
+  fs::remove_all(dir);
+}
+
 // Flags the chosen dataset does not use are refused as --target is for anything but a table.
 TEST(FolderDataset, FlagsOfOtherDatasetsAreRefused) {
   const std::pair<std::vector<std::string>, std::string> cases[] = {

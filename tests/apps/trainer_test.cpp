@@ -312,6 +312,14 @@ TEST(Trainer, ALossThatIsNotFiniteRightAfterAResumeBlamesTheCheckpoint) {
   EXPECT_THAT(err, HasSubstr("The run fails at once from the checkpoint it resumed, " + newest.string()));
   EXPECT_THAT(err, HasSubstr("resume an earlier one with --resume " + checkpoints.front().string()));
   EXPECT_THAT(err, Not(HasSubstr("lower --lr")));
+
+  // Resumed again, it fails at the same step, which metrics.jsonl now records: a resume repeats the
+  // steps exactly, so the step itself is what diverges, and the advice is the learning rate's.
+  std::tie(code, err) = run_cohort({"train", "--resume", out.string(), "--epochs", "2", "--threads", "1", "--no-progress"});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("The run failed at this same step before it was resumed from " + newest.string()));
+  EXPECT_THAT(err, HasSubstr("--overwrite and a lower --lr"));
+  EXPECT_THAT(err, Not(HasSubstr("resume an earlier one")));
 }
 
 TEST(Trainer, ResumingAFinishedRunSaysSoAndHowToTrainLonger) {

@@ -348,7 +348,14 @@ double end_epoch(TrainingRun& run, int64_t epoch) {
 std::string advice_after_divergence(const TrainingRun& run) {
   const std::vector<fs::path> checkpoints = list_checkpoints(run.out);
   const std::string out = escape_text(run.out.string());
-  if (run.resumed_from_step >= 0 && run.progress.step == run.resumed_from_step) {
+  const bool at_once = run.resumed_from_step >= 0 && run.progress.step == run.resumed_from_step;
+  if (at_once && run.failed_there_before)
+    return ". The run failed at this same step before it was resumed from " + escape_text(run.resumed_from.string()) +
+           ", and a resume repeats the steps exactly, so the training itself diverges there, not the checkpoint; "
+           "hint: a lower learning rate usually helps, and --resume keeps the run's --lr: start the run again with "
+           "your command plus --overwrite and a lower --lr (e.g. --lr " + cohort::detail::str(run.config.lr / 10) +
+           "), or give it another --out";
+  if (at_once) {
     // The very first step after the resume: the loaded state, not the learning rate, is the suspect.
     std::string earlier;
     for (const fs::path& c : checkpoints)

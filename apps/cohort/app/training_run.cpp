@@ -4,6 +4,7 @@
 #include "app/training_run.h"
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -173,6 +174,17 @@ data::DataLoader make_test_loader(const TrainConfig& config, const DataSetup& da
                                          .transform(inference_transform(data.spec)));
 }
 
+// Whether <out>/metrics.jsonl records a failure at `step` (read before a resume cuts the file there).
+bool failed_at(const std::filesystem::path& out, int64_t step) {
+  std::ifstream in(out / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("kind", "") == "failure" && record.value("step", int64_t{-1}) == step)
+      return true;
+  }
+  return false;
+}
+
 // Restores the newest checkpoint of config.resume: weights, optimizer, scheduler, the default
 // generator, the progress and the loader's position.
 void resume(TrainingRun& run) {
@@ -183,7 +195,17 @@ void resume(TrainingRun& run) {
   if (!run.progress.grad_scaler.empty()) run.scaler.load_state_dict(run.progress.grad_scaler);
   run.resumed_from = c.path;
   run.resumed_from_step = c.progress.step;
-  run.loader.load_state(run.progress.loader);
+  run.failed_there_before = failed_at(run.out, c.progress.step);
+  try {
+    run.loader.load_state(run.progress.loader);
+  } catch (const Error& e) {
+    throw Error(cohort::detail::str(
+        "cohort train: --resume ", escape_text(c.path.string()), ": the checkpoint stopped at batch ",
+        run.progress.loader.batch, " of epoch ", run.progress.loader.epoch + 1, ", but an epoch of the data in ",
+        escape_text(run.data.source), " has ", run.loader.num_batches(), " batches now (", e.what(),
+        "); hint: the data changed since the checkpoint: resume with the data it was trained on (--data-dir), or "
+        "start a new run"));
+  }
   if (run.talk)
     std::cerr << "cohort: resumed " << c.path.string() << " at epoch " << run.progress.loader.epoch + 1 << ", step "
               << run.progress.step << "\n";

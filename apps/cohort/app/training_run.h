@@ -71,6 +71,9 @@ struct TrainingRun {
   double elapsed_before = 0;  // training seconds of the run before it was resumed
   std::filesystem::path resumed_from{};  // the checkpoint resumed, empty for a new run
   int64_t resumed_from_step = -1;      // its step, -1 for a new run
+  // The run failed right after that step before this resume (a "failure" record of metrics.jsonl at
+  // it): a resume repeats the steps exactly, so the same failure then says nothing of the checkpoint.
+  bool failed_there_before = false;
   int stop_signal = 0;                 // set when a signal asked to stop (Note [Interrupted training])
 
   Tensor forward(const Tensor& x) const { return call.forward(x); }
