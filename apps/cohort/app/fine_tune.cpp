@@ -18,11 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The state dict in `file`, by its kind (see init_from).
-nn::StateDict read_weights(const std::string& file) {
+// The state dict in `file`, by its kind (see init_from); a PyTorch file's "module." prefix (a model
+// saved inside DataParallel) is removed, and `stripped_prefix` says so.
+nn::StateDict read_weights(const std::string& file, std::string& stripped_prefix) {
   std::error_code ec;
   const bool is_dir = fs::is_directory(file, ec);
-  if (!is_dir && fs::path(file).extension() != ".safetensors") return io::load_pytorch_state_dict(file);
+  if (!is_dir && fs::path(file).extension() != ".safetensors") return io::load_pytorch_state_dict(file, &stripped_prefix);
   const fs::path path = is_dir ? read_checkpoint(file, /*talk=*/false).path : fs::path(file);
   const nn::StateDict all = io::load_safetensors(path);
   nn::StateDict model;
@@ -62,11 +63,16 @@ std::vector<std::string> split_patterns(const std::string& patterns) {
 
 std::vector<std::string> init_from(nn::Module& model, const std::string& file, std::ostream& log) {
   nn::StateDict weights;
+  std::string stripped;
   try {
-    weights = read_weights(file);
+    weights = read_weights(file, stripped);
   } catch (const Error& e) {
     throw Error(cohort::detail::str("cohort train: --init-from ", escape_text(file), ": ", e.what()));
   }
+  if (!stripped.empty())
+    log << "cohort: --init-from " << escape_text(file) << ": every key starts with '" << stripped
+        << "' (a model saved inside DataParallel or DistributedDataParallel); stripped '" << stripped
+        << "' from the " << weights.size() << " names\n";
   // Tensors of another shape keep their initial values; load_state_dict checks all the names.
   nn::StateDict mine = model.named_parameters();
   for (const auto& item : model.named_buffers()) mine.insert(item.key(), item.value());
