@@ -3,6 +3,7 @@
 #include "cohort/io/onnx.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
@@ -97,6 +98,8 @@ class GraphBuilder {
   }
 
   void bind_input(const Tensor& x, const std::string& name) { bind(x, name); }
+  // A tensor the forward reads outside the module, exported as the initializer `name` (not const_<k>).
+  void name_constant(const Tensor& t, const std::string& name) { module_names_.emplace(t.unsafe_impl(), name); }
 
   void add(const trace::Record& r) {
     const std::string& op = r.op;
@@ -236,8 +239,10 @@ class GraphBuilder {
     }
   }
 
-  // The serialised ModelProto, with `x` the graph's input and `y` its output.
-  std::string finish(const Tensor& x, const Tensor& y) {
+  // The serialised ModelProto, with `x` the graph's input, `y` its output and `metadata` its
+  // metadata_props.
+  std::string finish(const Tensor& x, const Tensor& y,
+                     const std::vector<std::pair<std::string, std::string>>& metadata) {
     auto it = names_.find(y.unsafe_impl());
     COHORT_CHECK(it != names_.end() && produced_.count(it->second), "the output (", y.sizes(),
                  ") does not come from the input through ops the exporter records");
@@ -272,6 +277,12 @@ class GraphBuilder {
     Writer opset;
     opset.int64(2, options_.opset());
     model.message(8, opset);
+    for (const auto& [key, value] : metadata) {
+      Writer entry;  // StringStringEntryProto
+      entry.bytes(1, key);
+      entry.bytes(2, value);
+      model.message(14, entry);
+    }
     return model.data();
   }
 
@@ -385,6 +396,61 @@ class GraphBuilder {
   int64_t constants_ = 0;
 };
 
+// OnnxExportOptions::normalize_input as tensors shaped [C, 1, ...] to broadcast along the
+// example's dim 1, in its dtype; undefined when the options ask for none.
+struct InputNormalization {
+  Tensor mean, std;
+};
+
+InputNormalization input_normalization(const OnnxExportOptions& options, const Tensor& example) {
+  const auto& mean = options.input_mean();
+  const auto& stdev = options.input_std();
+  if (mean.empty() && stdev.empty()) return {};
+  COHORT_CHECK(mean.size() == stdev.size(), "export_onnx: normalize_input needs as many stds as means, got ",
+               mean.size(), " means and ", stdev.size(), " stds");
+  for (size_t c = 0; c < stdev.size(); ++c)
+    COHORT_CHECK(stdev[c] > 0 && std::isfinite(stdev[c]) && std::isfinite(mean[c]), "export_onnx: normalize_input: "
+                 "std[", c, "] must be positive and mean[", c, "] finite, got mean ", mean[c], " and std ", stdev[c]);
+  const auto channels = static_cast<int64_t>(mean.size());
+  COHORT_CHECK(example.dim() >= 2 && example.size(1) == channels, "export_onnx: normalize_input has ", channels,
+               " means and stds for dim 1 of the input, but the example input has shape ", example.sizes(),
+               "; hint: one value per channel of an [N, C, ...] input, or per feature of an [N, F] table");
+  std::vector<int64_t> shape(static_cast<size_t>(example.dim() - 1), 1);
+  shape[0] = channels;
+  auto make = [&](const std::vector<double>& values) {
+    return tensor(values).to(example.dtype()).view(shape);
+  };
+  return {make(mean), make(stdev)};
+}
+
+std::string json_numbers(const std::vector<double>& values) {
+  std::string out = "[";
+  char buf[32];
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%.9g", values[i]);
+    out += (i ? ", " : "") + std::string(buf);
+  }
+  return out + "]";
+}
+
+// The model's metadata_props: the exporter's own entries, then the caller's; keys unique.
+std::vector<std::pair<std::string, std::string>> metadata_of(const OnnxExportOptions& options,
+                                                             const InputNormalization& norm) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (norm.mean.defined())
+    out.emplace_back("input_normalization",
+                     "{\"inside_graph\": true, \"formula\": \"(input - mean) / std\", \"dim\": 1, \"mean\": " +
+                         json_numbers(options.input_mean()) + ", \"std\": " + json_numbers(options.input_std()) + "}");
+  for (const auto& [key, value] : options.metadata()) {
+    COHORT_CHECK(!key.empty(), "export_onnx: a metadata key is empty (its value is \"", value, "\")");
+    for (const auto& [seen, unused] : out)
+      COHORT_CHECK(seen != key, "export_onnx: the metadata key \"", key, "\" is given twice",
+                   key == "input_normalization" ? " (the exporter writes it for normalize_input)" : "");
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string export_onnx_bytes(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
@@ -394,6 +460,8 @@ std::string export_onnx_bytes(const nn::Module& module, const std::function<Tens
   COHORT_CHECK(example_input.defined(), "export_onnx: the example input is undefined");
   COHORT_CHECK_AS(TypeError, example_input.is_floating_point(), "export_onnx: the example input must be float32 or "
                   "float64, got ", example_input.dtype());
+  const InputNormalization norm = input_normalization(options, example_input);
+  const auto metadata = metadata_of(options, norm);
   // A fresh leaf that requires grad: every differentiable op on it then records an autograd node,
   // which is how an op that does not report is caught (Note [Tracing ops]).
   Tensor x = example_input.detach().clone().requires_grad_(true);
@@ -402,13 +470,18 @@ std::string export_onnx_bytes(const nn::Module& module, const std::function<Tens
   {
     EnableGradGuard grad;
     trace::TracerGuard guard(recorder);
-    y = forward(x);
+    // The normalisation is traced like the model's own ops: the same sub and div as Normalize's.
+    y = norm.mean.defined() ? forward((x - norm.mean) / norm.std) : forward(x);
   }
   COHORT_CHECK(y.defined(), "export_onnx: the forward returned an undefined tensor");
   GraphBuilder graph(module, options);
   graph.bind_input(x, "input");
+  if (norm.mean.defined()) {
+    graph.name_constant(norm.mean, "input_mean");
+    graph.name_constant(norm.std, "input_std");
+  }
   for (const trace::Record& r : recorder.records) graph.add(r);
-  return graph.finish(x, y);
+  return graph.finish(x, y, metadata);
 }
 
 void export_onnx(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,

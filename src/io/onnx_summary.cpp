@@ -1,6 +1,7 @@
 // Reading an ONNX model back far enough to check what export_onnx wrote (cohort/io/onnx.h).
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "cohort/core/error.h"
 #include "cohort/io/onnx.h"
@@ -119,6 +120,14 @@ OnnxSummary read_onnx_summary(const std::string& bytes, const std::string& where
         if (o.number == 2) version = static_cast<int64_t>(r.number(o, "OperatorSetIdProto.version"));
       }
       if (domain.empty() || domain == "ai.onnx") s.opset = version;
+    }
+    if (f.number == 14) {
+      std::pair<std::string, std::string> entry;
+      for (const auto& e : r.fields(r.bytes(f, "ModelProto.metadata_props"))) {
+        if (e.number == 1) entry.first = r.bytes(e, "StringStringEntryProto.key");
+        if (e.number == 2) entry.second = r.bytes(e, "StringStringEntryProto.value");
+      }
+      s.metadata.push_back(std::move(entry));
     }
     if (f.number != 7) continue;
     has_graph = true;

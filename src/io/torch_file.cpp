@@ -342,9 +342,21 @@ OrderedDict<std::string, Tensor> read_torch_state_dict(const std::filesystem::pa
   return detail::state_dict_of(read_torch_file(path), path.string(), "read_torch_state_dict");
 }
 
-OrderedDict<std::string, Tensor> load_pytorch_state_dict(const std::filesystem::path& path) {
-  return detail::state_dict_of(detail::read_torch_archive(path, "load_pytorch_state_dict"), path.string(),
-                               "load_pytorch_state_dict");
+OrderedDict<std::string, Tensor> load_pytorch_state_dict(const std::filesystem::path& path,
+                                                         std::string* stripped_prefix) {
+  OrderedDict<std::string, Tensor> state = detail::state_dict_of(
+      detail::read_torch_archive(path, "load_pytorch_state_dict"), path.string(), "load_pytorch_state_dict");
+  if (stripped_prefix) stripped_prefix->clear();
+  // DataParallel and DistributedDataParallel hold the model as their child "module".
+  const std::string prefix = "module.";
+  bool all_prefixed = !state.is_empty();
+  for (const auto& item : state)
+    all_prefixed = all_prefixed && item.key().size() > prefix.size() && item.key().rfind(prefix, 0) == 0;
+  if (!all_prefixed) return state;
+  OrderedDict<std::string, Tensor> bare;
+  for (const auto& item : state) bare.insert(item.key().substr(prefix.size()), item.value());
+  if (stripped_prefix) *stripped_prefix = prefix;
+  return bare;
 }
 
 }  // namespace cohort::io

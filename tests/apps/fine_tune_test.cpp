@@ -151,5 +151,31 @@ TEST(FineTune, ErrorsNameTheFileThePatternAndTheKeys) {
   fs::remove_all(run.parent_path());
 }
 
+TEST(FineTune, InitFromADataParallelStateDictStripsModuleAndSaysSo) {
+  // PyTorch's lenet weights as a DataParallel-wrapped model saves them: "module.conv1.weight", ...
+  const fs::path dir = fresh_test_dir("finetune", "data-parallel");
+  fs::create_directories(dir);
+  io::PyValue::DictItems items;
+  const auto lenet = io::load_pytorch_state_dict(pytorch_lenet());
+  for (const auto& item : lenet) items.emplace_back("module." + item.key(), item.value());
+  const fs::path file = dir / "ddp_lenet.pt";
+  io::write_torch_file(file, io::PyValue::dict(items, /*ordered=*/true));
+
+  auto net = models::create("lenet", models::ModelOptions().in_channels(1).image_size(28));
+  std::ostringstream log;
+  EXPECT_TRUE(app::init_from(*net, file.string(), log).empty());
+  EXPECT_THAT(log.str(), HasSubstr("cohort: --init-from " + file.string() + ": every key starts with 'module.'"));
+  EXPECT_THAT(log.str(), HasSubstr("stripped 'module.' from the 10 names"));
+  const auto loaded = net->named_parameters();
+  EXPECT_TRUE(loaded["conv1.weight"].equal(lenet["conv1.weight"]));
+  EXPECT_TRUE(loaded["fc3.bias"].equal(lenet["fc3.bias"]));
+
+  // The plain file loads silently.
+  std::ostringstream quiet;
+  app::init_from(*net, pytorch_lenet().string(), quiet);
+  EXPECT_EQ(quiet.str(), "");
+  fs::remove_all(dir.parent_path());
+}
+
 }  // namespace
 }  // namespace cohort::testing

@@ -10,6 +10,7 @@
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/generator.h"
+#include "cohort/data/transforms.h"
 #include "cohort/io/npy.h"
 #include "cohort/io/onnx.h"
 #include "cohort/models/model.h"
@@ -205,6 +206,81 @@ TEST_F(Onnx, TensorsOutsideTheModuleAreConstants) {
   std::vector<std::string> names;
   for (const auto& init : s.initializers) names.push_back(init.name);
   EXPECT_EQ(names, (std::vector<std::string>{"weight", "bias", "const_0"}));
+}
+
+TEST_F(Onnx, InputNormalizationIsTheGraphsFirstNodesAndMetadataRoundTrips) {
+  // Per channel of an image batch: the file takes raw pixels, cohort's model the normalised ones.
+  nn::Conv2d conv(nn::Conv2dOptions(3, 4, 3));
+  const std::vector<double> mean{0.485, 0.456, 0.406}, stdev{0.229, 0.224, 0.225};
+  const auto options = io::OnnxExportOptions()
+                           .normalize_input(mean, stdev)
+                           .metadata("classes", "[\"cat\",\"dog\"]")
+                           .metadata("input_layout", "NCHW float32, pixels in [0, 1]");
+  io::export_onnx(conv, rand({2, 3, 8, 8}), path("norm.onnx"), options);
+  const auto s = io::read_onnx_summary(path("norm.onnx"));
+  EXPECT_EQ(s.ops, (std::vector<std::string>{"Sub", "Div", "Conv"}));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : s.metadata) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"input_normalization", "classes", "input_layout"}));
+  EXPECT_EQ(*s.find_metadata("classes"), "[\"cat\",\"dog\"]");
+  EXPECT_EQ(*s.find_metadata("input_layout"), "NCHW float32, pixels in [0, 1]");
+  EXPECT_EQ(*s.find_metadata("input_normalization"),
+            "{\"inside_graph\": true, \"formula\": \"(input - mean) / std\", \"dim\": 1, \"mean\": [0.485, 0.456, "
+            "0.406], \"std\": [0.229, 0.224, 0.225]}");
+  EXPECT_EQ(s.find_metadata("absent"), nullptr);
+  for (const auto& init : s.initializers)
+    if (init.name == "input_mean" || init.name == "input_std")
+      EXPECT_EQ(init.dims, (std::vector<int64_t>{3, 1, 1})) << init.name;
+  Tensor x = rand({3, 3, 8, 8});
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = conv(data::transforms::Normalize<>(mean, stdev)(x));
+  }
+  check_in_other_engines(path("norm.onnx"), x, y);
+
+  // Per feature of a table's rows [N, F].
+  nn::Linear fc(3, 2);
+  io::export_onnx(fc, randn({2, 3}), path("rows.onnx"), io::OnnxExportOptions().normalize_input({1000, 50, 0}, {300, 2, 1}));
+  const auto rows = io::read_onnx_summary(path("rows.onnx"));
+  EXPECT_EQ(rows.ops, (std::vector<std::string>{"Sub", "Div", "Gemm"}));
+  Tensor r = randn({4, 3}) * tensor({300.0, 2.0, 1.0}).to(kFloat32) + tensor({1000.0, 50.0, 0.0}).to(kFloat32);
+  {
+    NoGradGuard no_grad;
+    y = fc((r - tensor({1000.0, 50.0, 0.0}).to(kFloat32)) / tensor({300.0, 2.0, 1.0}).to(kFloat32));
+  }
+  check_in_other_engines(path("rows.onnx"), r, y);
+}
+
+TEST_F(Onnx, NormalizationAndMetadataErrorsSayWhatWasExpected) {
+  nn::Linear fc(3, 2);
+  const fs::path file = path("bad.onnx");
+  EXPECT_THAT(error_of([&] {
+                io::export_onnx(fc, randn({2, 3}), file, io::OnnxExportOptions().normalize_input({0, 0}, {1, 1}));
+              }),
+              HasSubstr("export_onnx: " + file.string() + ": normalize_input has 2 means and stds for dim 1 of the "
+                        "input, but the example input has shape [2, 3]"));
+  EXPECT_THAT(error_of([&] {
+                io::export_onnx(fc, randn({2, 3}), file, io::OnnxExportOptions().normalize_input({0, 0, 0}, {1, 0, 1}));
+              }),
+              HasSubstr("normalize_input: std[1] must be positive and mean[1] finite, got mean 0 and std 0"));
+  EXPECT_THAT(error_of([&] {
+                io::export_onnx(fc, randn({2, 3}), file, io::OnnxExportOptions().normalize_input({0, 0, 0}, {1, 1}));
+              }),
+              HasSubstr("normalize_input needs as many stds as means, got 3 means and 2 stds"));
+  EXPECT_THAT(error_of([&] {
+                io::export_onnx(fc, randn({2, 3}), file, io::OnnxExportOptions().metadata("a", "1").metadata("a", "2"));
+              }),
+              HasSubstr("the metadata key \"a\" is given twice"));
+  EXPECT_THAT(error_of([&] {
+                io::export_onnx(fc, randn({2, 3}), file,
+                                io::OnnxExportOptions().normalize_input({0, 0, 0}, {1, 1, 1}).metadata("input_normalization", "x"));
+              }),
+              HasSubstr("the metadata key \"input_normalization\" is given twice (the exporter writes it for "
+                        "normalize_input)"));
+  EXPECT_THAT(error_of([&] { io::export_onnx(fc, randn({2, 3}), file, io::OnnxExportOptions().metadata("", "v")); }),
+              HasSubstr("a metadata key is empty"));
+  EXPECT_TRUE(others("").empty());
 }
 
 TEST_F(Onnx, ErrorsNameTheOpAndTheFile) {

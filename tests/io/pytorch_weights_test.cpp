@@ -8,6 +8,7 @@
 #include "cohort/io/serialize.h"
 #include "cohort/io/torch_file.h"
 #include "cohort/models/model.h"
+#include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
 #include "io/io_test_util.h"
 #include "support/error_of.h"
@@ -80,6 +81,31 @@ TEST_F(PytorchWeights, Resnet18FromPytorch) {
   const double diff = max_diff_to_pytorch(Case{"resnet18", "pytorch_resnet18", 3, 32}, dir_);
   std::cout << "resnet18: max |cohort - PyTorch| = " << diff << "\n";
   EXPECT_LT(diff, 1e-4);
+}
+
+TEST_F(PytorchWeights, StripsTheModulePrefixOfADataParallelModelAndSaysSo) {
+  // torch.save(nn.DataParallel(net).state_dict()): every key starts with "module.".
+  std::string stripped = "unset";
+  const auto state = io::load_pytorch_state_dict(torch_fixture("pytorch_data_parallel.pt"), &stripped);
+  EXPECT_EQ(stripped, "module.");
+  std::vector<std::string> keys;
+  for (const auto& item : state) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"fc.weight", "fc.bias", "bn.weight", "bn.bias", "bn.running_mean",
+                                            "bn.running_var", "bn.num_batches_tracked"}));
+  // The values are the wrapped model's (the generator fills each parameter with 0, 1, 2, ...).
+  EXPECT_EQ(state["fc.weight"].sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(state["fc.weight"][1][2].item<float>(), 5.f);
+  EXPECT_EQ(state["bn.bias"][1].item<float>(), 1.f);
+  EXPECT_EQ(state["bn.num_batches_tracked"].dtype(), kInt64);
+
+  // A file whose keys do not all have the prefix is left as it is, and says nothing was stripped.
+  const auto plain = io::load_pytorch_state_dict(torch_fixture("pytorch_lenet.pt"), &stripped);
+  EXPECT_EQ(stripped, "");
+  EXPECT_TRUE(plain.contains("conv1.weight"));
+  io::write_torch_file(path("mixed.pt"), io::PyValue::dict({{"module.fc.weight", ones({2})}, {"fc.bias", ones({2})}}));
+  const auto mixed = io::load_pytorch_state_dict(path("mixed.pt"), &stripped);
+  EXPECT_EQ(stripped, "");
+  EXPECT_TRUE(mixed.contains("module.fc.weight"));
 }
 
 TEST_F(PytorchWeights, RefusesAPickledModuleByName) {

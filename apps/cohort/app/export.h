@@ -5,6 +5,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "app/data_spec.h"
+
 namespace cohort::app {
 
 struct ExportOptions {
@@ -14,10 +16,23 @@ struct ExportOptions {
   int64_t opset = 13;
 };
 
+// What the exported file expects of its input, in words: for its metadata and for the user.
+struct ExportContract {
+  std::string layout;        // the input tensor: its shape, dtype, channels or columns, value range
+  std::string resize;        // images: how to bring one to the model's size; "" for a table
+  std::string instructions;  // what the consumer must still do before feeding the file, in one line
+};
+ExportContract export_contract(const DataSpec& data);
+
 // Rebuilds the run's model from the checkpoint's config (shaped by its dataset's test split, as
 // `cohort eval` does), loads the weights, puts it in evaluation mode and writes the trace of one
-// forward pass on two test images as an ONNX model, atomically (temp file, fsync, rename). Prints
-// what it wrote to `out`. Throws a cohort::Error naming the checkpoint or the ONNX file.
+// forward pass as an ONNX model, atomically (temp file, fsync, rename). The graph takes what
+// `cohort predict` has after decoding an input, and agrees with it: an image's pixels in [0, 1] as
+// float32 NCHW of the model's size, or a table's raw rows [N, F] in the training columns' order; the
+// data's normalisation (per channel, per column) is its first nodes. The metadata_props hold the class
+// names, the input's layout, the feature columns, the normalisation, the resize rule, the model and
+// cohort's version. Prints what it wrote and what the consumer must still do to `out`. Throws a
+// cohort::Error naming the checkpoint or the ONNX file.
 void run_export(const ExportOptions& options, std::ostream& out);
 
 }  // namespace cohort::app

@@ -25,10 +25,13 @@ struct Weights {
   std::string model;  // "" for a file of plain weights
 };
 
-Weights read_weights(const std::string& file) {
+// A PyTorch file's "module." prefix (a model saved inside DataParallel) is removed, and
+// `stripped_prefix` says so.
+Weights read_weights(const std::string& file, std::string& stripped_prefix) {
   std::error_code ec;
   const bool is_dir = fs::is_directory(file, ec);
-  if (!is_dir && fs::path(file).extension() != ".safetensors") return {io::load_pytorch_state_dict(file), ""};
+  if (!is_dir && fs::path(file).extension() != ".safetensors")
+    return {io::load_pytorch_state_dict(file, &stripped_prefix), ""};
   // A training checkpoint is read as `--resume` reads it: verified whole, its weights finite.
   if (is_dir || io::load_safetensors_metadata(file).count("cohort.run")) {
     const Checkpoint checkpoint = read_checkpoint(file, /*talk=*/false);
@@ -115,11 +118,16 @@ std::vector<std::string> split_patterns(const std::string& patterns) {
 std::vector<std::string> init_from(nn::Module& model, const std::string& file, std::ostream& log,
                                    const std::string& model_name) {
   Weights weights;
+  std::string stripped;
   try {
-    weights = read_weights(file);
+    weights = read_weights(file, stripped);
   } catch (const Error& e) {
     throw Error(cohort::detail::str("cohort train: --init-from ", escape_text(file), ": ", e.what()));
   }
+  if (!stripped.empty())
+    log << "cohort: --init-from " << escape_text(file) << ": every key starts with '" << stripped
+        << "' (a model saved inside DataParallel or DistributedDataParallel); stripped '" << stripped
+        << "' from the " << weights.tensors.size() << " names\n";
   nn::StateDict mine = model.named_parameters();
   for (const auto& item : model.named_buffers()) mine.insert(item.key(), item.value());
   check_names(mine, weights, model_name.empty() ? model.name() : model_name, file);

@@ -11,7 +11,8 @@
 namespace cohort::app {
 
 // Copies the weights of `file` into `model`: a PyTorch torch.save(model.state_dict()) file
-// (io::load_pytorch_state_dict), a cohort run directory or checkpoint (its "model/..." tensors), or a
+// (io::load_pytorch_state_dict; a "module." prefix on every key, from a model saved inside
+// DataParallel, is stripped and a line on `log` says so), a cohort run directory or checkpoint (its "model/..." tensors), or a
 // safetensors file of a state dict (io::save). Names must match the model's exactly, else the error
 // says whose weights the file holds (a checkpoint's model, or a few of its names) and which names
 // differ; a tensor whose shape differs (a classifier for another number of classes) keeps its fresh

@@ -10,7 +10,9 @@
 // ONNX graph has one input "input" (the example's shape, the first dimension dynamic, "N"), one
 // output "output", and the parameters and buffers the forward read as initializers named as in
 // state_dict() ("conv1.weight", "bn1.running_mean"). Other tensors the forward made without an input
-// (a scalar such as the 0.5 in `x * 0.5`) become initializers "const_<k>".
+// (a scalar such as the 0.5 in `x * 0.5`) become initializers "const_<k>". What the model expects
+// of its input can travel in the file: the normalisation as nodes of the graph
+// (OnnxExportOptions::normalize_input) and anything else as metadata_props (::metadata).
 //
 // What is exported: conv1d/conv2d (any padding, stride, dilation, groups), linear, matmul, mm,
 // addmm, batch_norm in evaluation mode, relu (and relu_), sigmoid, tanh, gelu, silu, leaky_relu, exp,
@@ -24,7 +26,8 @@
 // Throws cohort::Error "export_onnx: <path>: ..." naming the op for anything it cannot represent: an
 // op without an ONNX mapping (named by the op, or by its autograd node when the op does not report
 // itself, e.g. "CumsumBackward0"), a module in training mode (batch norm, dropout), an output that
-// does not depend on the input, a non-float32/float64 input. The file is written atomically (Note
+// does not depend on the input, a non-float32/float64 input, a normalisation that does not fit the
+// input's dim 1, an empty or repeated metadata key. The file is written atomically (Note
 // [Atomic writes] in src/io/file_util.h).
 #pragma once
 
@@ -34,6 +37,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cohort/core/tensor.h"
@@ -47,14 +51,38 @@ struct OnnxExportOptions {
   // Whether the first dimension of the input and the output is the symbolic "N" (else the example's).
   OnnxExportOptions& dynamic_batch(bool v) { dynamic_batch_ = v; return *this; }
   OnnxExportOptions& graph_name(std::string v) { graph_name_ = std::move(v); return *this; }
+  // Normalisation inside the graph: the model is fed raw values (an image's pixels in [0, 1], a
+  // table's raw columns) and the graph first computes (input - mean[c]) / std[c] along dim 1 (an
+  // image's channel, a table row's feature), subtracting then dividing in the input's dtype as
+  // data::transforms::Normalize does, so that the file's outputs are cohort's to the rounding. The
+  // nodes are a Sub and a Div on initializers "input_mean" and "input_std", before the model's first
+  // node; metadata "input_normalization" records the numbers and that they are inside the graph.
+  // One mean and one positive std per element of the input's dim 1 (checked at export).
+  OnnxExportOptions& normalize_input(std::vector<double> mean, std::vector<double> std) {
+    input_mean_ = std::move(mean), input_std_ = std::move(std);
+    return *this;
+  }
+  // One entry of the model's metadata_props (a key -> value string map that ONNX runtimes expose to
+  // the program running the model, e.g. onnxruntime's modelmeta.custom_metadata_map): what the
+  // consumer must know of the input and output. Keys must be unique and not empty; export refuses a
+  // key the exporter writes itself ("input_normalization").
+  OnnxExportOptions& metadata(std::string key, std::string value) {
+    metadata_.emplace_back(std::move(key), std::move(value));
+    return *this;
+  }
   int64_t opset() const { return opset_; }
   bool dynamic_batch() const { return dynamic_batch_; }
   const std::string& graph_name() const { return graph_name_; }
+  const std::vector<double>& input_mean() const { return input_mean_; }
+  const std::vector<double>& input_std() const { return input_std_; }
+  const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
 
  private:
   int64_t opset_ = 13;  // 13 to 17: the ops used mean the same in all of them
   bool dynamic_batch_ = true;
   std::string graph_name_ = "cohort";
+  std::vector<double> input_mean_, input_std_;  // empty: the input goes to the model as it is
+  std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
 // The general form: `forward` runs the module on its argument (module->forward(x), or a lambda).
@@ -96,6 +124,14 @@ struct OnnxSummary {
   std::vector<std::string> ops;  // op_type of each node, in order
   std::vector<Initializer> initializers;
   std::vector<Value> inputs, outputs;
+  std::vector<std::pair<std::string, std::string>> metadata;  // metadata_props, in the file's order
+
+  // The value of metadata key `key`, or null when the file has none.
+  const std::string* find_metadata(const std::string& key) const {
+    for (const auto& [k, v] : metadata)
+      if (k == key) return &v;
+    return nullptr;
+  }
 };
 
 // Parses the protobuf of an ONNX model (the fields above; others are skipped). Throws a cohort::Error

@@ -127,8 +127,13 @@ OrderedDict<std::string, Tensor> read_torch_state_dict(const std::filesystem::pa
 // the file is ever run: any global other than the tensor rebuilds, storage types and OrderedDict
 // (a whole pickled nn.Module, a numpy array, os.system) is refused by its name.
 //   net->load_state_dict(io::load_pytorch_state_dict("resnet18.pt"));
+// A model saved from inside nn.DataParallel or DistributedDataParallel has every key prefixed with
+// "module." ("module.conv1.weight"): when every key has it (and none is only that), it is removed, so
+// the names are those of the bare model; `stripped_prefix`, when given, is set to the prefix removed
+// ("module.") or "" so that the caller can say so.
 // Throws a cohort::Error "load_pytorch_state_dict: <path>: ..." (the file is not a state dict: a
 // value that is not a tensor is named by its key).
-OrderedDict<std::string, Tensor> load_pytorch_state_dict(const std::filesystem::path& path);
+OrderedDict<std::string, Tensor> load_pytorch_state_dict(const std::filesystem::path& path,
+                                                         std::string* stripped_prefix = nullptr);
 
 }  // namespace cohort::io
