@@ -1,6 +1,3 @@
-// ProcessGroupGloo: rendezvous through a Gloo store, a full mesh of TCP pairs, and Gloo's own algorithms
-// for every collective (nothing here sends a byte itself).
-//
 // Note [Rendezvous]
 // Ranks meet in three steps, each bounded by the group's timeout: every rank publishes "proc/<rank>"
 // (where it runs: Peer below), Gloo's connectFullMesh exchanges the pairs' addresses and connects them,
@@ -10,6 +7,19 @@
 // TimedStore gives every wait the group's timeout. When ranks never come, the error names them: the
 // ranks without a "proc/" key. Once all have met, each rank deletes the keys it wrote (a file store's
 // files, a Redis store's keys), so the next run with the same store and run id starts clean.
+//
+// Note [Rendezvous generations]
+// A rendezvous that does not end well leaves keys behind: a rank that fails cannot delete its own
+// (a sibling may still be reading them to name the ranks that never arrived), and a rank that is
+// killed deletes nothing. A retry with the same store and run id would then read them, or fail to
+// write its own. So each attempt meets under "cohort/<run id>/<generation>/", and a generation that
+// ends badly is closed by a "closed" key that says why; a rank starts at the first generation that is
+// not closed. A rank that fails (a timeout, an error) closes it as "failed": the ranks still waiting
+// there go on to their own timeout and name who never came, and the next attempt starts afresh. A rank
+// that finds keys of an earlier, killed attempt (its own "proc/" key, or a peer address that refuses
+// connections) closes it as "stale": the ranks waiting there see that and move on with it to the next
+// generation, a few times at most. A rank key held by a process that is alive on this host is another
+// process with the same rank: an error, not a stale key.
 #include "cohort/distributed/gloo.h"
 
 #include "cohort/core/half.h"
@@ -68,6 +78,17 @@ class FileStore : public gloo::rendezvous::FileStore {
  public:
   using gloo::rendezvous::FileStore::FileStore;
   using gloo::rendezvous::FileStore::check;
+  // A key that outlives this process: delete_keys leaves it. (Gloo's set records the path before it
+  // finds that the key exists, so a failed set must not leave the other writer's file on the list.)
+  void set_kept(const std::string& key, const std::vector<char>& data) {
+    try {
+      set(key, data);
+    } catch (...) {
+      keyFilePaths_.pop_back();
+      throw;
+    }
+    keyFilePaths_.pop_back();
+  }
   void delete_keys() {
     for (const std::string& path : getAllKeyFilePaths()) std::remove(path.c_str());
   }
@@ -80,6 +101,7 @@ class RedisStore : public gloo::rendezvous::RedisStore {
     gloo::rendezvous::RedisStore::set(key, data);
     keys_.push_back(key);
   }
+  void set_kept(const std::string& key, const std::vector<char>& data) { gloo::rendezvous::RedisStore::set(key, data); }
   void delete_keys() {
     for (const std::string& key : keys_)
       if (void* reply = redisCommand(redis_, "DEL %b", key.data(), key.size())) freeReplyObject(reply);
@@ -90,8 +112,16 @@ class RedisStore : public gloo::rendezvous::RedisStore {
   std::vector<std::string> keys_;
 };
 
+// Thrown inside a rendezvous whose generation holds keys of an earlier, killed attempt (Note
+// [Rendezvous generations]): the ranks move on to the next generation.
+class StaleGeneration : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The store the rendezvous sees: keys under "<prefix>/", and every wait, get's included, bounded by the
-// group's timeout to the millisecond (Gloo's own waits take 30 s for get, and count whole seconds).
+// group's timeout to the millisecond (Gloo's own waits take 30 s for get, and count whole seconds). A
+// wait ends early, throwing StaleGeneration, once the generation is closed as stale.
 class RendezvousStore : public gloo::rendezvous::Store {
  public:
   using Check = std::function<bool(const std::vector<std::string>&)>;
@@ -107,6 +137,7 @@ class RendezvousStore : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!has(keys)) {
+      if (closed_as_stale()) throw StaleGeneration("the rendezvous generation " + prefix_ + " was closed as stale");
       if (std::chrono::steady_clock::now() >= deadline) {
         std::string names;
         for (const std::string& key : keys) names += (names.empty() ? "" : ", ") + prefix_ + key;
@@ -121,6 +152,17 @@ class RendezvousStore : public gloo::rendezvous::Store {
     for (const std::string& key : keys) full.push_back(prefix_ + key);
     return check_(full);
   }
+  // Whether another rank closed this generation because it holds an earlier attempt's keys.
+  bool closed_as_stale() {
+    if (stale_) return true;
+    if (!has({kClosed})) return false;
+    const std::vector<char> why = base_.get(prefix_ + kClosed);
+    stale_ = std::string(why.begin(), why.end()).rfind("stale", 0) == 0;
+    return stale_;
+  }
+  static constexpr const char* kClosed = "closed";
+  const std::string& prefix() const { return prefix_; }
+
   // Like has, but true when the store cannot be asked: an error message names only keys surely missing.
   bool surely_has(const std::string& key) const noexcept {
     try {
@@ -135,7 +177,19 @@ class RendezvousStore : public gloo::rendezvous::Store {
   Check check_;
   std::string prefix_;
   std::chrono::milliseconds timeout_;
+  bool stale_ = false;
 };
+
+// The first generation from `from` on that no rank has closed (Note [Rendezvous generations]).
+int first_open_generation(const RendezvousStore::Check& check, const std::string& root, int from) {
+  int generation = from;
+  while (check({root + "/" + std::to_string(generation) + "/" + RendezvousStore::kClosed})) ++generation;
+  return generation;
+}
+
+// How many stale generations one rendezvous moves past before it gives up: each is an earlier attempt
+// that was killed, so more than a few means attempts are still being killed.
+constexpr int kMaxGenerationHops = 4;
 
 }  // namespace
 
@@ -307,8 +361,6 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
   RendezvousStore::Check check;
   if (impl_->file) check = [f = impl_->file](const std::vector<std::string>& keys) { return f->check(keys); };
   else check = [r = impl_->redis](const std::vector<std::string>& keys) { return r->check(keys); };
-  impl_->store =
-      std::make_unique<RendezvousStore>(*impl_->base, std::move(check), "cohort/" + options.run_id(), timeout());
 
   gloo::transport::tcp::attr attr;
   if (!options.iface().empty()) attr.iface = options.iface();
@@ -325,35 +377,76 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
   auto proc_key = [](int r) { return "proc/" + std::to_string(r); };
   impl_->peers.assign(n, Peer{});
   impl_->peers[me] = Peer{process_key(), host_name(), listen_address(attr)};
-  try {
-    if (n > 1) impl_->store->set(proc_key(me), impl_->peers[me].bytes());
-    impl_->context = std::make_shared<gloo::rendezvous::Context>(me, n);
-    impl_->context->setTimeout(timeout());
-    impl_->context->connectFullMesh(*impl_->store, impl_->device);
-    for (int r = 0; r < n; ++r)
-      if (r != me) impl_->peers[r] = Peer::parse(impl_->store->get(proc_key(r)));
-    // Everyone has read everyone's keys: they can be deleted for the next run.
-    run_barrier(timeout());
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    std::vector<int> missing;
-    for (int r = 0; r < n; ++r)
-      if (r != me && !impl_->store->surely_has(proc_key(r))) missing.push_back(r);
-    std::string absent;
-    for (size_t i = 0; i < missing.size() && i < 16; ++i) absent += (i ? ", " : "") + std::to_string(missing[i]);
-    if (missing.size() > 16) absent += ", ... (" + std::to_string(missing.size()) + " in all)";
-    std::string hint =
-        what.find("already exists") != std::string::npos || what.find("already set") != std::string::npos
-            ? "; hint: an earlier run with this store and run id did not finish its rendezvous: remove its keys, "
-              "or use another run id (COHORT_RUN_ID) or store"
-        : missing.empty() ? "; hint: start all " + std::to_string(n) + " ranks with the same store and run id"
-                          : "; hint: start every node, with the same store and run id, within the timeout";
-    throw CommError(detail::str(
-        "ProcessGroupGloo: rendezvous of rank ", me, " of ", n, " through ", options.store(), " (run id \"",
-        options.run_id(), "\") failed within ", timeout().count(), " ms: ",
-        missing.empty() ? "" : (missing.size() == 1 ? "rank " : "ranks ") + absent + " never arrived; ", what, hint));
+  // Note [Rendezvous generations]
+  const std::string root = "cohort/" + options.run_id();
+  // Closes the store's generation unless a rank already has, with a key the ranks leave behind.
+  auto close_generation = [&](const std::string& why) noexcept {
+    try {
+      const std::string key = impl_->store->prefix() + RendezvousStore::kClosed;
+      const std::vector<char> bytes(why.begin(), why.end());
+      if (check({key})) return;
+      if (impl_->file) impl_->file->set_kept(key, bytes);
+      else impl_->redis->set_kept(key, bytes);
+    } catch (const std::exception&) {  // another rank closed it at the same moment
+    }
+  };
+  int generation = first_open_generation(check, root, 0);
+  for (int hop = 0;; ++hop) {
+    impl_->store = std::make_unique<RendezvousStore>(*impl_->base, check, root + "/" + std::to_string(generation),
+                                                     timeout());
+    try {
+      if (n > 1 && impl_->store->has({proc_key(me)})) {
+        const Peer before = Peer::parse(impl_->store->get(proc_key(me)));
+        const Peer& mine = impl_->peers[me];
+        if (same_host(before.process, mine.process) && !has_exited(before.process, mine.process))
+          throw CommError(detail::str("ProcessGroupGloo: rank ", me, " of ", n, " through ", options.store(),
+                                      " (run id \"", options.run_id(), "\") is taken: process ",
+                                      before.process.substr(before.process.rfind('/') + 1),
+                                      " on this host joined as it; hint: give every process its own RANK, or "
+                                      "another run id (COHORT_RUN_ID)"));
+        throw StaleGeneration(detail::str("rank ", me, "'s key of an earlier attempt (process ", escape_text(before.process),
+                                          " on ", escape_text(before.host), ") is still in the store"));
+      }
+      if (n > 1) impl_->store->set(proc_key(me), impl_->peers[me].bytes());
+      impl_->context = std::make_shared<gloo::rendezvous::Context>(me, n);
+      impl_->context->setTimeout(timeout());
+      impl_->context->connectFullMesh(*impl_->store, impl_->device);
+      for (int r = 0; r < n; ++r)
+        if (r != me) impl_->peers[r] = Peer::parse(impl_->store->get(proc_key(r)));
+      // Everyone has read everyone's keys: they can be deleted for the next run.
+      run_barrier(timeout());
+      break;
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      // An address that refuses connections was published by a process that has gone: an earlier attempt's.
+      const bool stale = dynamic_cast<const StaleGeneration*>(&e) != nullptr ||
+                         what.find("Connection refused") != std::string::npos || impl_->store->closed_as_stale();
+      if (stale && hop + 1 < kMaxGenerationHops) {
+        close_generation("stale: " + what);
+        impl_->context.reset();
+        delete_keys();
+        generation = first_open_generation(check, root, generation + 1);
+        continue;
+      }
+      close_generation("failed: rank " + std::to_string(me) + ": " + what);
+      std::vector<int> missing;
+      for (int r = 0; r < n; ++r)
+        if (r != me && !impl_->store->surely_has(proc_key(r))) missing.push_back(r);
+      std::string absent;
+      for (size_t i = 0; i < missing.size() && i < 16; ++i) absent += (i ? ", " : "") + std::to_string(missing[i]);
+      if (missing.size() > 16) absent += ", ... (" + std::to_string(missing.size()) + " in all)";
+      std::string hint =
+          stale ? "; hint: earlier attempts with this store and run id keep being killed during their rendezvous; "
+                  "use another run id (COHORT_RUN_ID)"
+          : missing.empty() ? "; hint: start all " + std::to_string(n) + " ranks with the same store and run id"
+                            : "; hint: start every node, with the same store and run id, within the timeout";
+      throw CommError(detail::str(
+          "ProcessGroupGloo: rendezvous of rank ", me, " of ", n, " through ", options.store(), " (run id \"",
+          options.run_id(), "\") failed within ", timeout().count(), " ms: ",
+          missing.empty() ? "" : (missing.size() == 1 ? "rank " : "ranks ") + absent + " never arrived; ", what, hint));
+    }
   }
   delete_keys();
 }

@@ -108,3 +108,61 @@ TEST_P(DistributedRanks, UnequalBatchCountsAreReportedWithEveryRanksCount) {
 
 INSTANTIATE_TEST_SUITE_P(Distributed, DistributedRanks, ::testing::Values(2, 3),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
+// Note [Rendezvous generations] in gloo.cpp: what a rendezvous that ended badly leaves in the store
+// does not stop the next attempt with the same store and run id.
+namespace {
+
+std::string fresh_store() {
+  char tmpl[] = "/tmp/cohort-rendezvous-retry-XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+size_t files_in(const std::filesystem::path& dir) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) n += entry.is_regular_file();
+  return n;
+}
+
+}  // namespace
+
+TEST(DistributedRetry, AfterARendezvousThatFailedTheNextAttemptMeets) {
+  const std::string dir = fresh_store();
+  // Rank 0 of 2 alone: it fails at its timeout and leaves its keys (rank 1 could have been reading them).
+  auto alone = run_ranks(1, "collectives", {{"COHORT_STORE", "file:" + dir}, {"WORLD_SIZE", "2"},
+                                            {"COHORT_TEST_TIMEOUT_MS", "300"}});
+  EXPECT_EQ(alone.ranks[0].exit_code, 1) << alone.report();
+  EXPECT_THAT(alone.ranks[0].output, HasSubstr("rank 1 never arrived")) << alone.report();
+  ASSERT_GT(files_in(dir), 0u);
+  auto retry = run_ranks(2, "collectives", {{"COHORT_STORE", "file:" + dir}});
+  EXPECT_TRUE(retry.all_ok()) << retry.report();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedRetry, AfterRanksKilledInTheirRendezvousTheNextAttemptMeets) {
+  const std::string dir = fresh_store();
+  // Ranks 0 and 1 of 3 wait for rank 2 and are killed (SIGKILL at the deadline): their keys, addresses
+  // of processes that are gone, stay in the store.
+  auto killed = run_ranks(2, "collectives", {{"COHORT_STORE", "file:" + dir}, {"WORLD_SIZE", "3"}}, {},
+                          std::chrono::seconds(3));
+  EXPECT_TRUE(killed.ranks[0].timed_out && killed.ranks[1].timed_out) << killed.report();
+  ASSERT_GE(files_in(dir), 4u) << "each rank's process key and address";
+  auto retry = run_ranks(3, "collectives", {{"COHORT_STORE", "file:" + dir}});
+  EXPECT_TRUE(retry.all_ok()) << retry.report();
+  // And the attempt after that, with the store as the retry left it.
+  auto again = run_ranks(3, "collectives", {{"COHORT_STORE", "file:" + dir}});
+  EXPECT_TRUE(again.all_ok()) << again.report();
+  std::filesystem::remove_all(dir);
+}
+
+// Two processes that claim the same rank on one host: the second is told, not sent to another generation.
+TEST(DistributedRetry, TwoProcessesWithOneRankAreAnError) {
+  const std::string dir = fresh_store();
+  auto run = run_ranks(2, "collectives", {{"COHORT_STORE", "file:" + dir}, {"WORLD_SIZE", "3"}, {"RANK", "1"},
+                                          {"COHORT_TEST_TIMEOUT_MS", "2000"}});
+  int taken = 0;
+  for (const auto& r : run.ranks) taken += r.output.find("rank 1 of 3") != std::string::npos &&
+                                           r.output.find("is taken: process") != std::string::npos;
+  EXPECT_EQ(taken, 1) << run.report();
+  std::filesystem::remove_all(dir);
+}
