@@ -15,12 +15,14 @@
 #include <vector>
 
 #include "cohort/io/safetensors.h"
+#include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "support/error_of.h"
 #include "support/run_metrics.h"
 
 #include "app/cli.h"
 #include "app/config.h"
+#include "app/data_setup.h"
 #include "app/run_checkpoint.h"
 #include "apps/run_cohort.h"
 
@@ -320,6 +322,40 @@ TEST(Trainer, ALossThatIsNotFiniteRightAfterAResumeBlamesTheCheckpoint) {
   EXPECT_THAT(err, HasSubstr("The run failed at this same step before it was resumed from " + newest.string()));
   EXPECT_THAT(err, HasSubstr("--overwrite and a lower --lr"));
   EXPECT_THAT(err, Not(HasSubstr("resume an earlier one")));
+}
+
+// A newest checkpoint whose checksum holds but whose tensors do not fit the model its configuration
+// names (damaged, or written by something else): a run directory falls back to the newest older one
+// that fits, saying so; a file named on its own is refused.
+TEST(Trainer, ANewestCheckpointThatDoesNotFitTheModelFallsBackToAnOlderOne) {
+  const fs::path out = fresh_dir("unfit-newest");
+  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1", "--checkpoint-every", "8", "--keep-checkpoints", "5"})).first, 0);
+  const auto checkpoints = cohort::app::list_checkpoints(out);
+  ASSERT_EQ(checkpoints.size(), 2u);  // steps 8 and 16
+  const fs::path newest = checkpoints.back();
+  std::map<std::string, cohort::Tensor> tensors;
+  for (const auto& item : cohort::io::load_safetensors(newest)) tensors[item.key()] = item.value();
+  tensors["model/fc3.weight"] = cohort::zeros({3, 84});
+  cohort::io::Metadata metadata = cohort::io::load_safetensors_metadata(newest);
+  metadata.erase(cohort::io::kChecksumKey);
+  cohort::io::save_safetensors(newest, tensors, metadata, /*checksum=*/true);
+
+  cohort::testing::Printed eval = cohort::testing::run_printing({"eval", "--checkpoint", out.string()});
+  EXPECT_EQ(eval.code, 0) << eval.err;
+  EXPECT_THAT(eval.err, HasSubstr(newest.string() + " does not hold the weights of the lenet model"));
+  EXPECT_THAT(eval.err, HasSubstr("cohort: using " + checkpoints.front().string() + ", the newest checkpoint in " +
+                                  out.string() + " that fits the model"));
+  // Named on its own, the file is what was asked for: no other one stands in.
+  auto [code, err] = run_cohort({"eval", "--checkpoint", newest.string()});
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("does not hold the weights of the lenet model"));
+  EXPECT_THAT(err, Not(HasSubstr("cohort: using")));
+  // The run resumes from the older one and trains on past the damaged step.
+  std::tie(code, err) = run_cohort({"train", "--resume", out.string(), "--epochs", "1", "--threads", "1", "--no-progress"});
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("cohort: resumed " + checkpoints.front().string()));
+  EXPECT_NO_THROW(cohort::app::restore_checkpoint(cohort::app::read_checkpoint(newest, false), *cohort::app::create_model(
+      "lenet", *cohort::app::read_checkpoint(newest, false).data), nullptr, nullptr)) << "rewritten by the resumed run";
 }
 
 TEST(Trainer, ResumingAFinishedRunSaysSoAndHowToTrainLonger) {

@@ -330,6 +330,7 @@ Checkpoint read_checkpoint(const fs::path& path, bool talk) {
       continue;
     }
     check_run_id(*c, path);
+    c->from_run_directory = true;
     if (talk && file != all.rbegin())
       std::cerr << "cohort: using " << file->string() << ", the newest intact checkpoint in " << path.string() << "\n";
     return *c;
@@ -337,9 +338,44 @@ Checkpoint read_checkpoint(const fs::path& path, bool talk) {
   throw Error("cohort: no intact checkpoint in " + shown(path) + ":" + skipped);
 }
 
-void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
-                        optim::LRScheduler* scheduler) {
-  check_fits(checkpoint.path, model, checkpoint.config.model);
+namespace {
+
+// `checkpoint`, or the newest older checkpoint of its run that is intact and fits `model` (see
+// restore_checkpoint).
+Checkpoint fitting_checkpoint(const Checkpoint& checkpoint, const nn::Module& model) {
+  try {
+    check_fits(checkpoint.path, model, checkpoint.config.model);
+    return checkpoint;
+  } catch (const Error& e) {
+    if (!checkpoint.from_run_directory) throw;
+    const fs::path run_dir = checkpoint.path.parent_path().parent_path();
+    const auto all = list_checkpoints(run_dir);
+    bool older = false;
+    for (auto file = all.rbegin(); file != all.rend(); ++file) {
+      if (!older) {
+        older = *file == checkpoint.path;
+        continue;
+      }
+      try {
+        Checkpoint c = verified_checkpoint(*file);
+        check_run_id(c, run_dir);
+        check_fits(*file, model, checkpoint.config.model);
+        c.from_run_directory = true;
+        std::cerr << escape_text(e.what()) << "\ncohort: using " << shown(*file) << ", the newest checkpoint in "
+                  << shown(run_dir) << " that fits the model\n";
+        return c;
+      } catch (const Error&) {  // damaged too: an older one may do
+      }
+    }
+    throw Error(std::string(e.what()) + "; no older checkpoint in " + shown(run_dir) + " fits the model either");
+  }
+}
+
+}  // namespace
+
+Checkpoint restore_checkpoint(const Checkpoint& requested, nn::Module& model, optim::Optimizer* optimizer,
+                              optim::LRScheduler* scheduler) {
+  const Checkpoint checkpoint = fitting_checkpoint(requested, model);
   io::Metadata metadata;
   try {
     metadata = io::load_checkpoint(checkpoint.path, model, optimizer);
@@ -370,6 +406,7 @@ void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + escape_text(e.what()));
   }
+  return checkpoint;
 }
 
 }  // namespace cohort::app

@@ -45,6 +45,7 @@ struct Checkpoint {
   TrainConfig config;
   std::optional<DataSpec> data;  // absent in checkpoints of older cohorts: the dataset is read for it
   TrainProgress progress;
+  bool from_run_directory = false;  // chosen by read_checkpoint as its run directory's newest intact one
 };
 
 // Training produced a NaN or an infinity (a loss, a weight): the run cannot go on from this step.
@@ -85,8 +86,11 @@ void set_aside_checkpoints_after(const std::filesystem::path& run_dir, int64_t s
 // there is no usable checkpoint or it is not a cohort checkpoint.
 Checkpoint read_checkpoint(const std::filesystem::path& path, bool talk = true);
 
-// Restores model, optimizer, scheduler and the default generator from `checkpoint`.
-void restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
-                        optim::LRScheduler* scheduler);
+// Restores model, optimizer, scheduler and the default generator from `checkpoint`, and returns the
+// checkpoint restored: when `checkpoint` was chosen as its run directory's newest and its tensors do
+// not fit the model (a damaged file whose checksum still holds), the newest older checkpoint of the
+// run that is intact and fits, said on stderr. Throws naming the file when none fits.
+Checkpoint restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
+                              optim::LRScheduler* scheduler);
 
 }  // namespace cohort::app

@@ -188,8 +188,11 @@ bool failed_at(const std::filesystem::path& out, int64_t step) {
 // Restores the newest checkpoint of config.resume: weights, optimizer, scheduler, the default
 // generator, the progress and the loader's position.
 void resume(TrainingRun& run) {
-  Checkpoint c = read_checkpoint(run.config.resume, /*talk=*/false);
-  restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
+  Checkpoint chosen = read_checkpoint(run.config.resume, /*talk=*/false);
+  // The run's own newest checkpoint (resolve_resume chose it): an older one of the run may stand in.
+  std::error_code ec;
+  chosen.from_run_directory = std::filesystem::equivalent(chosen.path.parent_path(), run.out / "checkpoints", ec);
+  const Checkpoint c = restore_checkpoint(chosen, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
   run.progress = c.progress;
   run.progress.carried = my_streams(c.progress.carried, run.ranks);
   if (!run.progress.grad_scaler.empty()) run.scaler.load_state_dict(run.progress.grad_scaler);
