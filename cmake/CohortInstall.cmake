@@ -1,11 +1,13 @@
-# Install rules: headers, the library, the CMake package (cohort::cohort), the opt-in Torch package
-# and cohort.pc.
+# Install rules: headers, the library, the licence, the CMake package (cohort::cohort), the opt-in
+# Torch package and cohort.pc.
 include(CMakePackageConfigHelpers)
 
 set(COHORT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/cohort)
 
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/cohort
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The terms travel with the binaries: <prefix>/share/doc/cohort/LICENSE.
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 install(TARGETS cohort EXPORT cohortTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

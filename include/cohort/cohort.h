@@ -65,6 +65,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/autograd/node.h"
 #include "cohort/autograd/record.h"
+#include "cohort/autograd/trace.h"
 
 // nn: modules, layers, losses and their functional forms
 #include "cohort/nn/activation.h"

@@ -5,7 +5,7 @@
 
 #include "autograd/function_node.h"
 #include "autograd/meta.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 #include "cohort/autograd/engine.h"
 #include "cohort/ops/shape.h"
 

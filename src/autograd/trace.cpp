@@ -1,5 +1,5 @@
 // The thread's active tracer and the depth of traced ops running on it (Note [Tracing ops]).
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 #include "cohort/core/error.h"
 

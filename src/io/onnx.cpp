@@ -1,4 +1,4 @@
-// ONNX export: trace the forward pass (autograd/trace.h), map each recorded op to ONNX nodes, write
+// ONNX export: trace the forward pass (cohort/autograd/trace.h), map each recorded op to ONNX nodes, write
 // the model with the hand-written protobuf writer (Note [Protobuf by hand] in onnx_proto.h).
 #include "cohort/io/onnx.h"
 
@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/autograd/node.h"
 #include "cohort/core/error.h"
@@ -75,7 +75,7 @@ struct Node {
   std::vector<Attribute> attributes;
 };
 
-// Collects the records of one forward pass (Note [Tracing ops] in src/autograd/trace.h).
+// Collects the records of one forward pass (Note [Tracing ops] in include/cohort/autograd/trace.h).
 class Recorder : public trace::Tracer {
  public:
   void record(trace::Record r) override { records.push_back(std::move(r)); }

@@ -11,7 +11,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/batch_norm_kernels.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

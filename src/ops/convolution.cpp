@@ -13,7 +13,7 @@
 #include "ops/cpu/conv_kernels.h"
 #include "ops/dnnl/conv_kept_input.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 #include "ops/autocast_casts.h"
 
 namespace cohort {

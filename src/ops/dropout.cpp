@@ -6,7 +6,7 @@
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

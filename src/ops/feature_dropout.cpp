@@ -4,7 +4,7 @@
 
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

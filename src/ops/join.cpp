@@ -9,7 +9,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

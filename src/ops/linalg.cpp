@@ -15,7 +15,7 @@
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/matmul_kernels.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 #include "ops/autocast_casts.h"
 
 namespace cohort {

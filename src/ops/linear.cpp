@@ -3,7 +3,7 @@
 #include "cohort/ops/linalg.h"
 
 #include "cohort/ops/pointwise.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 #include "ops/autocast_casts.h"
 
 namespace cohort {

@@ -6,7 +6,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/pooling_kernels.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

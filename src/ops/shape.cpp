@@ -9,7 +9,7 @@
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/reduction.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

@@ -9,7 +9,7 @@
 #include "ops/cpu/kernels.h"
 #include "ops/cpu/softmax_kernels.h"
 #include "ops/internal.h"
-#include "autograd/trace.h"
+#include "cohort/autograd/trace.h"
 
 namespace cohort {
 

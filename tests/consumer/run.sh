@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs a cohort build tree into a temp prefix, runs the installed `cohort` program from it (no
+# Installs a cohort build tree into a temp prefix (the licence in share/doc/cohort), runs the installed `cohort` program from it (no
 # LD_LIBRARY_PATH), then builds and runs main.cpp against it twice, with find_package(cohort) and
 # with pkg-config, and torch/ as a libtorch project through the opt-in find_package(Torch).
 # Usage: run.sh <build-dir>
@@ -16,6 +16,8 @@ prefix=$tmp/prefix
 
 echo "== install $build into $prefix"
 "$cmake" --install "$build" --prefix "$prefix" >/dev/null
+
+[[ -f $prefix/share/doc/cohort/LICENSE ]] || { echo "LICENSE was not installed in $prefix/share/doc/cohort" >&2; exit 1; }
 
 pc=$(find "$prefix" -name cohort.pc -print -quit)
 [[ -n $pc ]] || { echo "cohort.pc was not installed" >&2; exit 1; }

@@ -2,7 +2,7 @@
 // (https://github.com/huggingface/safetensors). Layout: an 8-byte little-endian header length N, N
 // bytes of JSON header padded with spaces to a multiple of 8, then the tensors' bytes back to back:
 //   {"__metadata__": {"k": "v"}, "w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}}
-// Offsets count from the first byte after the header. dtypes: F32 F64 I64 I32 U8 BOOL (cohort's).
+// Offsets count from the first byte after the header. dtypes: F32 F64 BF16 F16 I64 I32 U8 BOOL (cohort's).
 //
 //   io::save_safetensors("w.safetensors", net->state_dict());
 //   auto sd = io::load_safetensors("w.safetensors");   // sd["fc.weight"]

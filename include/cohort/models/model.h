@@ -8,7 +8,8 @@
 // Every model is an nn::Module (parameters by name, state_dict, train/eval, to(device), printing)
 // with one virtual forward from an image batch [N, in_channels, H, W] to logits [N, num_classes],
 // so callers that know only the name can run it, put it in an nn::Sequential, or replicate it.
-// Names: lenet, blitz-cnn, resnet18, resnet34, resnet50, mlp (see names()). How to add one: src/models/README.md.
+// Names: lenet, blitz-cnn, resnet18, resnet34, resnet50, mlp, char-lstm, char-transformer (see
+// names(); the last two are character language models: int64 ids [N, T] in, logits [N * T, V] out). How to add one: src/models/README.md.
 #pragma once
 
 #include <cstdint>

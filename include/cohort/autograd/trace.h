@@ -1,5 +1,6 @@
-// Tracing: while a Tracer is active on a thread, the ops that know how to describe themselves
-// report each call (name, input and output tensors, attributes) to it. io::export_onnx is the user.
+// Tracing, a seam of the tensor layer: while a Tracer is active on a thread, the ops that know how to
+// describe themselves report each call (name, input and output tensors, attributes) to it.
+// io::export_onnx is the user; a profiler or another exporter would be one more Tracer.
 //
 // Note [Tracing ops]
 // A traced op opens an OpScope on entry and, when the scope says it is recording, reports its
