@@ -118,6 +118,10 @@ TEST(ExportPytorch, LeNetLoadsIntoTheClassItPrints) {
   check_round_trip("lenet", kSynthetic, "torch", "self.conv1 = nn.Conv2d(1, 6, 5)");
 }
 
+TEST(ExportPytorch, BlitzCnnLoadsIntoTheClassItPrints) {
+  check_round_trip("blitz-cnn", kSynthetic, "torch", "self.pool = nn.MaxPool2d(2, 2)");
+}
+
 TEST(ExportPytorch, MlpLoadsIntoTheClassItPrints) {
   check_round_trip("mlp", kSynthetic, "torch", "self.fc1 = nn.Linear(784, 256)");
 }

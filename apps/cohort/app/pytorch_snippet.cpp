@@ -107,7 +107,7 @@ std::string resnet_family(const models::Model& model) {
   const models::ModelOptions& o = model.options();
   const auto* resnet = dynamic_cast<const models::ResNet*>(&model);
   const bool cifar = resnet != nullptr && resnet->stem() == models::ResNetStem::Cifar;
-  std::string s = "import torchvision\n\nmodel = torchvision.models." + model.arch() + "(num_classes=" +
+  std::string s = "\nmodel = torchvision.models." + model.arch() + "(num_classes=" +
                   str(o.num_classes()) + ")\n";
   const std::string c = str(o.in_channels());
   if (cifar) {
@@ -207,7 +207,9 @@ std::string pytorch_snippet(const models::Model& model, const DataSpec& data, co
   }
   if (has_module) *has_module = !build.empty();
   if (build.empty()) return "import torch\n" + key_list(model, file);
-  return kImports + input_lines(model, data) + build + loading_lines(file);
+  const bool torchvision = build.find("torchvision.") != std::string::npos;
+  return kImports + std::string(torchvision ? "import torchvision\n" : "") + input_lines(model, data) + build +
+         loading_lines(file);
 }
 
 }  // namespace cohort::app
