@@ -382,11 +382,14 @@ int run_command(std::vector<std::string> args) {
   generate_cmd->add_option("--threads", generate.threads, "Intra-op threads (0: one per core)")->capture_default_str();
 
   ExportOptions export_options;
-  CLI::App* export_cmd = app.add_subcommand("export", "Write a checkpoint's model as an ONNX file (opset 13+)");
+  CLI::App* export_cmd = app.add_subcommand("export", "Write a checkpoint's model as an ONNX file (opset 13+), a PyTorch state dict or both");
   export_cmd->add_option("--checkpoint", export_options.checkpoint,
                          "A checkpoint file, or a run directory (its newest checkpoint)")
       ->required();
-  export_cmd->add_option("--onnx", export_options.onnx, "The ONNX file to write (replaced atomically)")->required();
+  export_cmd->add_option("--onnx", export_options.onnx, "The ONNX file to write (replaced atomically)");
+  export_cmd->add_option("--pytorch", export_options.pytorch,
+                         "The PyTorch state dict file to write, as torch.save(model.state_dict()) (replaced "
+                         "atomically); prints the Python that loads it");
   export_cmd->add_option("--data-dir", export_options.data_dir,
                          "Override the dataset directory stored in the checkpoint (the model is shaped by its test set)");
   export_cmd->add_option("--opset", export_options.opset, "ONNX opset version, 13 to 17")

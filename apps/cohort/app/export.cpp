@@ -1,5 +1,6 @@
-// `cohort export --checkpoint DIR --onnx model.onnx`: the checkpoint's model through io::export_onnx,
-// with the data's normalisation inside the graph and what else a consumer must know in its metadata.
+// `cohort export --checkpoint DIR --onnx model.onnx --pytorch model.pt`: the checkpoint's model through
+// io::export_onnx, with the data's normalisation inside the graph and what else a consumer must know in
+// its metadata, and its state dict in torch.save's format with the Python that loads it.
 #include "app/export.h"
 
 #include <filesystem>
@@ -8,10 +9,13 @@
 
 #include "cohort/core/error.h"
 #include "cohort/io/onnx.h"
+#include "cohort/io/torch_file.h"
 #include "cohort/ops/creation.h"
 
+#include "app/config.h"
 #include "app/data_setup.h"
 #include "app/json_text.h"
+#include "app/pytorch_snippet.h"
 #include "app/run_checkpoint.h"
 #include "app/run_dir.h"
 
@@ -55,24 +59,24 @@ ExportContract export_contract(const DataSpec& data) {
   return c;
 }
 
-void run_export(const ExportOptions& options, std::ostream& out) {
-  COHORT_CHECK(!options.onnx.empty(), "cohort export: --onnx needs a file name");
-  check_output_flag(options.onnx, "cohort export: --onnx");
-  Checkpoint checkpoint = read_checkpoint(options.checkpoint);
-  TrainConfig config = checkpoint.config;
-  if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
-  const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
-  // A language model's forward starts with an embedding lookup and runs an LSTM or attention, which
-  // the exporter has no mapping for: refused before anything is built or written.
-  COHORT_CHECK(data.kind != DataKind::kText, "cohort export: ", config.model, " (", escape_text(checkpoint.path.string()),
-               ") is a language model, which the ONNX exporter does not cover yet (its embedding lookup and its ",
-               config.model == "char-lstm" ? "LSTM" : "attention layers", " have no ONNX mapping in cohort); hint: "
-               "`cohort generate --checkpoint ", escape_text(options.checkpoint), "` runs it, and its weights are in "
-               "the checkpoint, a safetensors file other tools read");
-  auto model = create_model(config.model, data);
-  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
-  model->eval();
+namespace {
 
+// Checks the output flags before any work: at least one file, two different files, each a regular
+// file or none yet (check_output_flag).
+void check_export_flags(const ExportOptions& options) {
+  if (options.onnx.empty() && options.pytorch.empty())
+    throw UsageError("cohort export: give --onnx FILE, --pytorch FILE or both, got neither; hint: cohort export "
+                     "--checkpoint RUN --onnx model.onnx --pytorch model.pt");
+  if (!options.onnx.empty()) check_output_flag(options.onnx, "cohort export: --onnx");
+  if (!options.pytorch.empty()) check_output_flag(options.pytorch, "cohort export: --pytorch");
+  if (!options.onnx.empty() && !options.pytorch.empty() &&
+      std::filesystem::weakly_canonical(options.onnx) == std::filesystem::weakly_canonical(options.pytorch))
+    throw UsageError("cohort export: --onnx and --pytorch must name two files, got " + escape_text(options.onnx) +
+                     " for both");
+}
+
+void write_onnx(const ExportOptions& options, const Checkpoint& checkpoint, const TrainConfig& config,
+                const DataSpec& data, models::Model& model, std::ostream& out) {
   // The file takes what `cohort predict` is given after decoding: a table's raw rows, an image's
   // pixels in [0, 1]. The normalisation predict applies next is the graph's first nodes, so the two
   // agree without the consumer knowing the training data's statistics.
@@ -98,11 +102,11 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   const int64_t features = data.channels;
   const Tensor example = table ? zeros({2, features}) : example_input(data, 2);
   io::export_onnx(
-      *model, [&](const Tensor& x) { return model->forward(table ? x.view({-1, features, 1, 1}) : x); }, example,
+      model, [&](const Tensor& x) { return model.forward(table ? x.view({-1, features, 1, 1}) : x); }, example,
       options.onnx, onnx);
   const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
   out << "cohort export: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
-      << model->parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
+      << model.parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
       << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
       << " initializers; input \"input\" [N";
   for (size_t d = 1; d < static_cast<size_t>(example.dim()); ++d) out << ", " << example.size(static_cast<int64_t>(d));
@@ -111,6 +115,53 @@ void run_export(const ExportOptions& options, std::ostream& out) {
       << "  metadata_props:";
   for (const auto& [key, value] : summary.metadata) out << " " << key;
   out << "\n";
+}
+
+void write_pytorch(const ExportOptions& options, const Checkpoint& checkpoint, const TrainConfig& config,
+                   const DataSpec& data, const models::Model& model, std::ostream& out) {
+  // Python's state_dict() holds detached tensors; so does the file, so that torch.load gives leaves
+  // that do not require grad, as torch.save(model.state_dict(), f) would.
+  io::PyValue::DictItems items;
+  int64_t elements = 0;
+  for (const auto& item : model.state_dict()) {
+    items.emplace_back(item.key(), item.value().detach());
+    elements += item.value().numel();
+  }
+  const size_t count = items.size();
+  io::write_torch_file(options.pytorch, io::PyValue::dict(std::move(items), /*ordered=*/true));
+  bool has_module = false;
+  const std::string snippet = pytorch_snippet(model, data, options.pytorch, &has_module);
+  out << "cohort export: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", " << count
+      << " state dict tensors, " << elements << " values) -> " << escape_text(options.pytorch) << "\n"
+      << "  PyTorch's torch.save format: torch.load gives an OrderedDict of PyTorch's key names -> tensors\n"
+      << (has_module ? "  the torch.nn model that loads it, in Python:\n\n"
+                     : "  no few-line torch.nn equivalent is known for this model; its keys, in Python comments:\n\n")
+      << snippet;
+}
+
+}  // namespace
+
+void run_export(const ExportOptions& options, std::ostream& out) {
+  check_export_flags(options);
+  Checkpoint checkpoint = read_checkpoint(options.checkpoint);
+  TrainConfig config = checkpoint.config;
+  if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
+  const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
+  // A language model's forward starts with an embedding lookup and runs an LSTM or attention, which
+  // the exporter has no mapping for: refused before anything is built or written. Its state dict
+  // is plain tensors, which --pytorch writes.
+  COHORT_CHECK(options.onnx.empty() || data.kind != DataKind::kText, "cohort export: ", config.model, " (",
+               escape_text(checkpoint.path.string()),
+               ") is a language model, which the ONNX exporter does not cover yet (its embedding lookup and its ",
+               config.model == "char-lstm" ? "LSTM" : "attention layers", " have no ONNX mapping in cohort); hint: "
+               "`cohort generate --checkpoint ", escape_text(options.checkpoint), "` runs it, and `cohort export "
+               "--checkpoint ", escape_text(options.checkpoint), " --pytorch FILE` writes its weights for PyTorch");
+  auto model = create_model(config.model, data);
+  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+  // The snippet comes last in what is printed, so that it can be copied as it stands.
+  if (!options.onnx.empty()) write_onnx(options, checkpoint, config, data, *model, out);
+  if (!options.pytorch.empty()) write_pytorch(options, checkpoint, config, data, *model, out);
 }
 
 }  // namespace cohort::app
