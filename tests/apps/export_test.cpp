@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/ring_table.h"
 #include "apps/run_cohort.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/io/npy.h"
@@ -168,25 +169,9 @@ TEST_F(Export, OutputFlagsRefuseAFifoOrADirectoryBeforeAnyWork) {
   fs::remove_all(dir);
 }
 
-// Two classes a linear model separates only after standardisation: inside and outside a ring in the
-// columns a (scale 1000) and b (offset 50), plus noise; the target between them, as a CSV may have it.
-fs::path write_ring_table(const fs::path& dir, int rows) {
-  fs::create_directories(dir);
-  const fs::path file = dir / "rings.csv";
-  std::ofstream out(file);
-  out << "a,label,b,noise\n";
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (int i = 0; i < rows; ++i) {
-    const double x = u(rng), y = u(rng);
-    out << 1000 * x << "," << (x * x + y * y < 0.5 ? "inside" : "outside") << "," << 50 + y << "," << u(rng) << "\n";
-  }
-  return file;
-}
-
 TEST(ExportTable, RawCsvRowsThroughTheFileGivePredictsAnswers) {
   const fs::path dir = fresh_test_dir("export", "table"), run = dir / "run", file = dir / "table.onnx";
-  const fs::path csv = write_ring_table(dir, 240);
+  const fs::path csv = write_ring_table(dir, 240, 7);
   auto [code, err] = run_cohort({"train", "--model", "mlp", "--dataset", "csv:" + csv.string(), "--target", "label",
                                  "--epochs", "3", "--optimizer", "adam", "--lr", "0.003", "--batch-size", "32",
                                  "--workers", "0", "--threads", "1", "--no-progress", "--out", run.string()});

@@ -21,26 +21,9 @@ using testing::run_cohort;
 using testing::text_of;
 namespace fs = std::filesystem;
 
-// Two classes a linear model separates only after standardisation: "inside" and "outside" a ring in
-// the features a (scale 1000) and b (offset 50), plus a noise column.
-fs::path write_rings(const fs::path& dir, int rows) {
-  fs::create_directories(dir);
-  const fs::path file = dir / "rings.csv";
-  std::ofstream out(file);
-  out << "a,label,b,noise\n";
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (int i = 0; i < rows; ++i) {
-    const double x = u(rng), y = u(rng);
-    const bool inside = x * x + y * y < 0.5;
-    out << 1000 * x << "," << (inside ? "inside" : "outside") << "," << 50 + y << "," << u(rng) << "\n";
-  }
-  return file;
-}
-
 TEST(TableDataset, TheMlpLearnsACsvTableAndEvalReadsItBack) {
   const fs::path dir = fresh_test_dir("table", "learns");
-  const fs::path csv = write_rings(dir / "data", 1200);
+  const fs::path csv = cohort::testing::write_ring_table(dir / "data", 1200);
   const fs::path out = dir / "run";
   auto [code, err] = run_cohort({"train", "--model", "mlp", "--dataset", "csv:" + csv.string(), "--target", "label",
                                  "--val-split", "0.25", "--epochs", "25", "--optimizer", "adam", "--lr", "0.003",
@@ -111,7 +94,7 @@ TEST(TableDataset, AnIdentifierTargetWarnsAndEvalStaysLinear) {
 
 TEST(TableDataset, FlagsThatDoNotFitATableAreUsageErrors) {
   const fs::path dir = fresh_test_dir("table", "flags");
-  const std::string csv = "csv:" + write_rings(dir, 20).string();
+  const std::string csv = "csv:" + cohort::testing::write_ring_table(dir, 20).string();
   auto expect_usage = [&](std::vector<std::string> args, const std::string& message) {
     testing::expect_train_usage_error(dir, std::move(args), message);
   };

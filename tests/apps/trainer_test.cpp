@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -295,19 +296,32 @@ TEST(Trainer, ADivergedRunSaysWhatCanBeDoneAndRecordsTheFailure) {
 
 // Weights that are finite but overflow in the first forward after a resume: the checkpoint is the
 // suspect, not --lr, and an earlier checkpoint is offered.
+// A one-epoch run in `out` with checkpoints at steps 8 and 16 (oldest first).
+std::vector<fs::path> run_with_two_checkpoints(const fs::path& out) {
+  EXPECT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1", "--checkpoint-every", "8", "--keep-checkpoints", "5"})).first, 0);
+  return cohort::app::list_checkpoints(out);
+}
+
+// Rewrites a checkpoint's tensors with `change`, keeping its metadata and a checksum that holds: a
+// file damaged in a way the checksum cannot see.
+void rewrite_checkpoint(const fs::path& file, const std::function<void(std::map<std::string, cohort::Tensor>&)>& change) {
+  std::map<std::string, cohort::Tensor> tensors;
+  for (const auto& item : cohort::io::load_safetensors(file)) tensors[item.key()] = item.value();
+  change(tensors);
+  cohort::io::Metadata metadata = cohort::io::load_safetensors_metadata(file);
+  metadata.erase(cohort::io::kChecksumKey);
+  cohort::io::save_safetensors(file, tensors, metadata, /*checksum=*/true);
+}
+
 TEST(Trainer, ALossThatIsNotFiniteRightAfterAResumeBlamesTheCheckpoint) {
   const fs::path out = fresh_dir("diverged-resume");
-  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1", "--checkpoint-every", "8", "--keep-checkpoints", "5"})).first, 0);
-  const auto checkpoints = cohort::app::list_checkpoints(out);
-  ASSERT_EQ(checkpoints.size(), 2u);  // steps 8 and 16
+  const auto checkpoints = run_with_two_checkpoints(out);
+  ASSERT_EQ(checkpoints.size(), 2u);
   const fs::path newest = checkpoints.back();
-  std::map<std::string, cohort::Tensor> tensors;
-  for (const auto& item : cohort::io::load_safetensors(newest)) tensors[item.key()] = item.value();
   // Finite, but every logit overflows to infinity (the activations are not all zero), and inf - inf is NaN.
-  for (const char* name : {"model/fc3.weight", "model/fc3.bias"}) tensors[name] = tensors[name] * 0 + 3e38;
-  cohort::io::Metadata metadata = cohort::io::load_safetensors_metadata(newest);
-  metadata.erase(cohort::io::kChecksumKey);
-  cohort::io::save_safetensors(newest, tensors, metadata, /*checksum=*/true);
+  rewrite_checkpoint(newest, [](auto& tensors) {
+    for (const char* name : {"model/fc3.weight", "model/fc3.bias"}) tensors[name] = tensors[name] * 0 + 3e38;
+  });
 
   auto [code, err] = run_cohort({"train", "--resume", out.string(), "--epochs", "2", "--threads", "1", "--no-progress"});
   EXPECT_EQ(code, 1);
@@ -329,16 +343,10 @@ TEST(Trainer, ALossThatIsNotFiniteRightAfterAResumeBlamesTheCheckpoint) {
 // that fits, saying so; a file named on its own is refused.
 TEST(Trainer, ANewestCheckpointThatDoesNotFitTheModelFallsBackToAnOlderOne) {
   const fs::path out = fresh_dir("unfit-newest");
-  ASSERT_EQ(run_cohort(with(base_flags(out), {"--epochs", "1", "--checkpoint-every", "8", "--keep-checkpoints", "5"})).first, 0);
-  const auto checkpoints = cohort::app::list_checkpoints(out);
-  ASSERT_EQ(checkpoints.size(), 2u);  // steps 8 and 16
+  const auto checkpoints = run_with_two_checkpoints(out);
+  ASSERT_EQ(checkpoints.size(), 2u);
   const fs::path newest = checkpoints.back();
-  std::map<std::string, cohort::Tensor> tensors;
-  for (const auto& item : cohort::io::load_safetensors(newest)) tensors[item.key()] = item.value();
-  tensors["model/fc3.weight"] = cohort::zeros({3, 84});
-  cohort::io::Metadata metadata = cohort::io::load_safetensors_metadata(newest);
-  metadata.erase(cohort::io::kChecksumKey);
-  cohort::io::save_safetensors(newest, tensors, metadata, /*checksum=*/true);
+  rewrite_checkpoint(newest, [](auto& tensors) { tensors["model/fc3.weight"] = cohort::zeros({3, 84}); });
 
   cohort::testing::Printed eval = cohort::testing::run_printing({"eval", "--checkpoint", out.string()});
   EXPECT_EQ(eval.code, 0) << eval.err;
