@@ -2,6 +2,7 @@
 // with the data's normalisation inside the graph and what else a consumer must know in its metadata.
 #include "app/export.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -30,6 +31,69 @@ std::string numbers(const std::vector<double>& values) {
   out << "[";
   for (size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
   return out.str() + "]";
+}
+
+// The vocabulary as JSON: entry i is the byte of id i, as a one-character string when it is ASCII,
+// else (a byte of a multi-byte UTF-8 character, not a string on its own) as the four characters
+// "\xHH" (lower-case hex); a one-character entry is always the byte itself, so the two cannot be
+// confused. "vocabulary_bytes" carries the same as numbers.
+std::pair<std::string, std::string> vocabulary_json(const std::vector<std::string>& characters) {
+  nlohmann::json text = nlohmann::json::array(), bytes = nlohmann::json::array();
+  for (const std::string& c : characters) {
+    const auto b = static_cast<unsigned char>(c.empty() ? 0 : c[0]);
+    bytes.push_back(b);
+    if (b < 0x80) {
+      text.push_back(std::string(1, static_cast<char>(b)));
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", b);
+      text.push_back(std::string(hex));
+    }
+  }
+  return {json_text(text), json_text(bytes)};
+}
+
+// A language model's file takes the character ids [N, T] (int64, any N and T) and gives the logits
+// of every position as the model's forward does, [N * T, V] with row n * T + t for position t of
+// sequence n.
+void export_language_model(models::Model& model, const TrainConfig& config, const DataSpec& data,
+                           const std::string& checkpoint, const ExportOptions& options, std::ostream& out) {
+  const auto V = static_cast<int64_t>(data.classes.size());
+  const auto [vocabulary, vocabulary_bytes] = vocabulary_json(data.classes);
+  const std::string layout = "int64 [N, T]: character ids (any N >= 1 and T >= 1), id i is entry i of 'vocabulary'";
+  const std::string instructions = "encode the text's bytes as their indices in 'vocabulary_bytes' (a character "
+                                   "outside the vocabulary cannot be fed) and feed them as int64 [N, T]; the "
+                                   "next character's distribution is the softmax of the last position's row";
+  auto onnx = io::OnnxExportOptions()
+                  .opset(options.opset)
+                  .dynamic_sequence(true)
+                  .metadata("producer", std::string("cohort ") + COHORT_VERSION)
+                  .metadata("model", config.model)
+                  .metadata("dataset", config.dataset)
+                  .metadata("vocabulary", vocabulary)
+                  .metadata("vocabulary_bytes", vocabulary_bytes)
+                  .metadata("vocabulary_escape", "an entry is its byte as a one-character string when ASCII, "
+                            "else the four characters \\xHH (the byte in lower-case hex)")
+                  .metadata("input_layout", layout)
+                  .metadata("output", "N*T x " + std::to_string(V) + " float32 logits, row n*T + t for position t "
+                            "of sequence n, in the order of 'vocabulary' (softmax gives the next character's "
+                            "probabilities)")
+                  .metadata("context_length", std::to_string(config.seq_len))
+                  .metadata("preprocessing", instructions);
+  // The trace is of a batch of 2 sequences of 3 ids (N and T differ, so the exporter tells them apart).
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 6; ++i) ids.push_back(i % V);
+  const Tensor example = tensor(ids).view({2, 3});
+  io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
+  const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
+  out << "cohort export: " << escape_text(checkpoint) << " (" << config.model << ", "
+      << model.parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
+      << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
+      << " initializers; input \"input\" [N, T] int64 ids, output \"output\" [N*T, " << V << "] logits\n"
+      << "  the consumer must: " << instructions << "\n"
+      << "  metadata_props:";
+  for (const auto& [key, value] : summary.metadata) out << " " << key;
+  out << "\n";
 }
 
 }  // namespace
@@ -62,16 +126,21 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   TrainConfig config = checkpoint.config;
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
-  // A language model's forward starts with an embedding lookup and runs an LSTM or attention, which
-  // the exporter has no mapping for: refused before anything is built or written.
-  COHORT_CHECK(data.kind != DataKind::kText, "cohort export: ", config.model, " (", escape_text(checkpoint.path.string()),
-               ") is a language model, which the ONNX exporter does not cover yet (its embedding lookup and its ",
-               config.model == "char-lstm" ? "LSTM" : "attention layers", " have no ONNX mapping in cohort); hint: "
-               "`cohort generate --checkpoint ", escape_text(options.checkpoint), "` runs it, and its weights are in "
-               "the checkpoint, a safetensors file other tools read");
+  // char-lstm maps whole (Gather, ONNX's LSTM, Gemm); char-transformer's layer norms and attention
+  // have no ONNX mapping yet: refused before anything is built or written.
+  COHORT_CHECK(data.kind != DataKind::kText || config.model == "char-lstm", "cohort export: ", config.model, " (",
+               escape_text(checkpoint.path.string()), ") runs layer_norm (encoder.layers.*.norm1, norm2 and norm) "
+               "and multi-head attention (encoder.layers.*.self_attn), which have no ONNX mapping in cohort's "
+               "exporter yet (char-lstm exports); hint: `cohort generate --checkpoint ", escape_text(options.checkpoint),
+               "` runs it, and its weights are in the checkpoint, a safetensors file other tools read");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();
+
+  if (data.kind == DataKind::kText) {
+    export_language_model(*model, config, data, checkpoint.path.string(), options, out);
+    return;
+  }
 
   // The file takes what `cohort predict` is given after decoding: a table's raw rows, an image's
   // pixels in [0, 1]. The normalisation predict applies next is the graph's first nodes, so the two
