@@ -110,6 +110,10 @@ class GraphBuilder : public detail::Graph {
   void add(const trace::Record& r) {
     const std::string& op = r.op;
     const Tensor& y = r.output;
+    // An op on constants alone (a causal mask built from an arange) is folded: its output, a leaf,
+    // becomes a constant where a later op reads it. One that reads the weights requires grad and is
+    // not folded.
+    if (!y.requires_grad() && !reads_graph_value(r)) return;
     auto in = [&](size_t i) { return value(r.inputs.at(i), op); };
     if (op == "conv1d" || op == "conv2d") {
       const Tensor& x = r.inputs[0];
@@ -243,7 +247,7 @@ class GraphBuilder : public detail::Graph {
       std::string x = in(0);
       if (r.inputs[0].dtype() != y.dtype()) x = node("Cast", {x}, {Attribute::i("to", onnx_type(y.dtype()))});
       emit(y, op == "softmax" ? "Softmax" : "LogSoftmax", {x}, {Attribute::i("axis", r.int_attr("dim"))});
-    } else if (!detail::emit_sequence_op(*this, r)) {
+    } else if (!detail::emit_sequence_op(*this, r) && !detail::emit_transformer_op(*this, r)) {
       throw Error(cohort::detail::str("the forward ran ", op, ", which has no ONNX mapping in cohort's exporter; hint: the "
                               "exported ops are listed in cohort/io/onnx.h"));
     }
@@ -278,15 +282,15 @@ class GraphBuilder : public detail::Graph {
     for (const Writer& init : initializers_) graph.message(5, init);
     // The input's symbolic dimensions: "N" (dynamic_batch) and "T" (dynamic_sequence). The output's
     // first is "N" when it has the input's, or "N*T" for one row per position (a language model's
-    // logits [N * T, V]); its second is "T" when it is the input's.
+    // logits [N * T, V]; "N*16" when T is fixed at 16); its second is "T" when it is the input's.
     const bool batch = options_.dynamic_batch() && x.dim() > 0;
     const bool seq = options_.dynamic_sequence() && x.dim() > 1;
     std::vector<std::string> in_dims{batch ? "N" : "", seq ? "T" : ""}, out_dims{"", ""};
     if (y.dim() > 0 && batch && y.size(0) == x.size(0)) {
       out_dims[0] = "N";
       if (seq && y.dim() > 1 && y.size(1) == x.size(1)) out_dims[1] = "T";
-    } else if (y.dim() > 0 && batch && seq && y.size(0) == x.size(0) * x.size(1)) {
-      out_dims[0] = "N*T";
+    } else if (y.dim() > 0 && batch && x.dim() > 1 && y.size(0) == x.size(0) * x.size(1)) {
+      out_dims[0] = seq ? "N*T" : "N*" + std::to_string(x.size(1));
     }
     graph.message(11, value_info("input", x, in_dims));
     graph.message(12, value_info("output", y, out_dims));
@@ -332,6 +336,8 @@ class GraphBuilder : public detail::Graph {
     bind(t, name);
     return name;
   }
+
+  int64_t opset() const override { return options_.opset(); }
 
   std::string module_name(const Tensor& t) const override {
     auto it = module_names_.find(t.unsafe_impl());
@@ -393,6 +399,16 @@ class GraphBuilder : public detail::Graph {
   }
 
  private:
+  // Whether an input of `r` is the graph's input or a node's output (a value known only at run time).
+  bool reads_graph_value(const trace::Record& r) const {
+    for (const Tensor& t : r.inputs) {
+      if (!t.defined()) continue;
+      auto it = names_.find(t.unsafe_impl());
+      if (it != names_.end() && (it->second == "input" || produced_.count(it->second))) return true;
+    }
+    return false;
+  }
+
   void bind(const Tensor& t, const std::string& name) {
     names_[t.unsafe_impl()] = name;
     alive_.push_back(t);  // keeps the TensorImpl, so its address names no other tensor

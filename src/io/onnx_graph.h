@@ -1,6 +1,6 @@
 // Internal to io/: what an emitter of traced ops needs of the ONNX graph being built, so that the
-// emitters of one family of ops (src/io/onnx_sequence.cpp: embeddings, recurrent layers) live in a
-// file of their own beside src/io/onnx.cpp's.
+// emitters of one family of ops (src/io/onnx_sequence.cpp: embeddings, recurrent layers;
+// src/io/onnx_transformer.cpp: layer norm, attention) live in a file of their own beside onnx.cpp's.
 #pragma once
 
 #include <cstdint>
@@ -41,11 +41,15 @@ class Graph {
   // `t` as an initializer named `name`, or "const_<k>" when `name` is empty; returns the name.
   virtual std::string constant(const Tensor& t, const std::string& name = "") = 0;
   virtual std::string constant_ints(const std::vector<int64_t>& v) = 0;
+  // The opset the model is written for.
+  virtual int64_t opset() const = 0;
   // The state_dict name of a parameter or buffer of the exported module ("lstm.weight_ih_l0"), or "".
   virtual std::string module_name(const Tensor& t) const = 0;
 };
 
 // Emits `r` when it is an op of src/io/onnx_sequence.cpp (embedding, lstm); false for other ops.
 bool emit_sequence_op(Graph& g, const trace::Record& r);
+// Emits `r` when it is an op of src/io/onnx_transformer.cpp (layer_norm, multihead_attention).
+bool emit_transformer_op(Graph& g, const trace::Record& r);
 
 }  // namespace cohort::io::detail

@@ -343,7 +343,7 @@ TEST(ExportLanguageModel, CharLstmFileGivesTheModelsLogitsAndGeneratesNextCharac
     const Tensor out = model->forward(prompt_ids);
     distribution = softmax(out[out.size(0) - 1], 0);
   }
-  check_language_model(dir, file, prompt_ids, distribution, {"--softmax-last"});
+  check_language_model(dir, file, prompt_ids, distribution, {"--softmax-row", "-1"});
   const Printed g = run_printing({"generate", "--checkpoint", run.string(), "--prompt", prompt, "--length", "1",
                                   "--temperature", "0"});
   ASSERT_EQ(g.code, 0) << g.err;
@@ -352,17 +352,52 @@ TEST(ExportLanguageModel, CharLstmFileGivesTheModelsLogitsAndGeneratesNextCharac
   fs::remove_all(dir);
 }
 
-TEST(ExportLanguageModel, CharTransformerIsRefusedNamingWhatIsMissingAndWritesNothing) {
+// char-transformer's file takes a fixed T (the training window); a shorter prompt padded on the right
+// gives the distribution `cohort generate` draws from at its last character.
+TEST(ExportLanguageModel, CharTransformerFileTakesTheWindowAndPaddingKeepsTheNextCharacter) {
   const fs::path dir = fresh_test_dir("export", "char-transformer"), file = dir / "lm.onnx";
   fs::create_directories(dir);
   const fs::path run = train_language_model(dir, "char-transformer");
   const Printed p = run_printing({"export", "--checkpoint", run.string(), "--onnx", file.string()});
-  EXPECT_EQ(p.code, 1);
-  EXPECT_THAT(p.err, HasSubstr("char-transformer"));
-  EXPECT_THAT(p.err, HasSubstr("layer_norm (encoder.layers.*.norm1, norm2 and norm) and multi-head attention "
-                               "(encoder.layers.*.self_attn), which have no ONNX mapping"));
-  EXPECT_THAT(p.err, HasSubstr("cohort generate --checkpoint " + run.string()));
-  EXPECT_FALSE(fs::exists(file));
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("input \"input\" [N, 16] int64 ids, output \"output\" [N*16, "));
+  EXPECT_THAT(p.out, HasSubstr("pad a shorter text on the right with any id"));
+  const io::OnnxSummary s = io::read_onnx_summary(file);
+  EXPECT_EQ(s.inputs.at(0).dims, (std::vector<std::string>{"N", "16"}));
+  EXPECT_THAT(s.ops, ::testing::Contains("Softmax"));
+  EXPECT_THAT(s.ops, ::testing::Contains("ReduceMean"));  // opset 13: layer norm decomposed
+
+  const app::Checkpoint checkpoint = app::read_checkpoint(run, /*talk=*/false);
+  auto model = app::create_model(checkpoint.config.model, *checkpoint.data);
+  app::restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+  const data::CharVocab vocab(checkpoint.data->classes);
+  const Tensor ids = cat({vocab.encode("the lazy dog. th").view({1, -1}), vocab.encode("quick brown fox ").view({1, -1}),
+                          vocab.encode("jumps over the l").view({1, -1})}, 0);
+  Tensor logits;
+  {
+    NoGradGuard no_grad;
+    logits = model->forward(ids);
+  }
+  if (!check_language_model(dir, file, ids, logits, {}))
+    GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2";
+
+  const std::string prompt = "the quick b";  // 11 characters, padded to 16 with id 0
+  const Tensor prompt_ids = vocab.encode(prompt).view({1, -1});
+  Tensor distribution;
+  {
+    NoGradGuard no_grad;
+    const Tensor out = model->forward(prompt_ids);
+    distribution = softmax(out[out.size(0) - 1], 0);
+  }
+  const Tensor padded = cat({prompt_ids, zeros({1, 16 - prompt_ids.size(1)}, TensorOptions(kInt64))}, 1);
+  check_language_model(dir, file, padded, distribution,
+                       {"--softmax-row", std::to_string(prompt_ids.size(1) - 1)});
+  const Printed g = run_printing({"generate", "--checkpoint", run.string(), "--prompt", prompt, "--length", "1",
+                                  "--temperature", "0"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  const int64_t best = distribution.argmax().item<int64_t>();
+  EXPECT_THAT(g.out, HasSubstr(prompt + checkpoint.data->classes[static_cast<size_t>(best)]));
   fs::remove_all(dir);
 }
 

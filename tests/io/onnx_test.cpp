@@ -18,6 +18,7 @@
 #include "cohort/nn/batchnorm.h"
 #include "cohort/nn/conv.h"
 #include "cohort/nn/linear.h"
+#include "cohort/nn/attention.h"
 #include "cohort/nn/rnn.h"
 #include "cohort/ops/activation.h"
 #include "cohort/ops/creation.h"
@@ -81,17 +82,7 @@ TEST_F(Onnx, EveryZooModelRunsInOtherEngines) {
     SCOPED_TRACE(name);
     manual_seed(7);
     auto net = models::create(name);
-    if (name == "char-lstm") continue;  // CharLstmRunsForAnyBatchAndLength
-    if (name.starts_with("char-")) {
-      // The transformer's layer norms and attention are not mapped yet: an error that names the
-      // op, and no file.
-      net->eval();
-      const std::string error = testing::error_of([&] { io::export_onnx(net, zeros({2, 8}, kInt64), path(name + ".onnx")); });
-      EXPECT_THAT(error, ::testing::HasSubstr("export_onnx")) << error;
-      EXPECT_THAT(error, ::testing::HasSubstr("has no ONNX mapping")) << error;
-      EXPECT_FALSE(fs::exists(path(name + ".onnx")));
-      continue;
-    }
+    if (name.starts_with("char-")) continue;  // CharLstmRunsForAnyBatchAndLength, CharTransformerRuns...
     randomize_batch_norms(*net);
     net->eval();
     const fs::path file = path(name + ".onnx");
@@ -157,6 +148,38 @@ TEST_F(Onnx, CharLstmRunsForAnyBatchAndLength) {
     y = net->forward(x);
   }
   check_in_other_engines(file, x, y, {"--argmax", "--numpy", "--opencv-may-refuse"});
+}
+
+// The transformer language model for a fixed length (its positions and causal mask are constants of
+// the trace): Gather, layer norms (decomposed for opset 13, LayerNormalization in 17), attention as
+// MatMul/Softmax, GELU, Gemm.
+TEST_F(Onnx, CharTransformerRunsForAFixedLength) {
+  manual_seed(5);
+  auto net = models::create("char-transformer", models::ModelOptions().num_classes(11).image_size(8));
+  net->eval();
+  Tensor x = randint(0, 11, {3, 8});
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = net->forward(x);
+  }
+  for (int64_t opset : {13, 17}) {
+    SCOPED_TRACE(opset);
+    const fs::path file = path("char-transformer-" + std::to_string(opset) + ".onnx");
+    io::export_onnx(net, randint(0, 11, {2, 8}), file, io::OnnxExportOptions().opset(opset));
+    const io::OnnxSummary s = io::read_onnx_summary(file);
+    EXPECT_EQ(s.inputs.at(0).dims, (std::vector<std::string>{"N", "8"}));
+    EXPECT_EQ(s.outputs.at(0).dims, (std::vector<std::string>{"N*8", "11"}));
+    EXPECT_THAT(s.ops, ::testing::Contains(opset == 17 ? "LayerNormalization" : "ReduceMean"));
+    check_in_other_engines(file, x, y, {"--argmax", "--numpy", "--opencv-may-refuse"});
+  }
+  // The attention's other refusals name the op and why.
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(8, 2).dropout(0.1));
+  const std::string error = testing::error_of([&] {
+    io::export_onnx(*mha, [&](const Tensor& q) { return std::get<0>(mha->forward(q, q, q)); }, randn({5, 2, 8}),
+                    path("mha.onnx"));
+  });
+  EXPECT_THAT(error, HasSubstr("multihead_attention: cannot be traced in training mode with dropout")) << error;
 }
 
 // An LSTM's other forms: time-major, two directions, initial states (constants here, sliced per

@@ -53,20 +53,32 @@ std::pair<std::string, std::string> vocabulary_json(const std::vector<std::strin
   return {json_text(text), json_text(bytes)};
 }
 
-// A language model's file takes the character ids [N, T] (int64, any N and T) and gives the logits
-// of every position as the model's forward does, [N * T, V] with row n * T + t for position t of
-// sequence n.
+// A language model's file takes the character ids [N, T] (int64) and gives the logits of every
+// position as the model's forward does, [N * T, V] with row n * T + t for position t of sequence n.
+// char-lstm takes any T. char-transformer's T is fixed at the training window (its positions are
+// looked up and its causal mask built for that length, constants of the trace); as the mask hides
+// later positions from earlier ones, a shorter text padded on the right with any id gives its own
+// positions' logits unchanged.
 void export_language_model(models::Model& model, const TrainConfig& config, const DataSpec& data,
                            const std::string& checkpoint, const ExportOptions& options, std::ostream& out) {
   const auto V = static_cast<int64_t>(data.classes.size());
   const auto [vocabulary, vocabulary_bytes] = vocabulary_json(data.classes);
-  const std::string layout = "int64 [N, T]: character ids (any N >= 1 and T >= 1), id i is entry i of 'vocabulary'";
-  const std::string instructions = "encode the text's bytes as their indices in 'vocabulary_bytes' (a character "
-                                   "outside the vocabulary cannot be fed) and feed them as int64 [N, T]; the "
-                                   "next character's distribution is the softmax of the last position's row";
+  const bool any_length = config.model == "char-lstm";
+  const int64_t T = any_length ? 3 : config.seq_len;
+  const std::string t = any_length ? "T" : std::to_string(T);
+  const std::string layout = "int64 [N, " + t + "]: character ids (" +
+                             (any_length ? std::string("any N >= 1 and T >= 1") : "any N >= 1, exactly " + t +
+                                                                                    " per row") +
+                             "), id i is entry i of 'vocabulary'";
+  const std::string instructions =
+      "encode the text's bytes as their indices in 'vocabulary_bytes' (a character outside the vocabulary cannot "
+      "be fed) and feed them as int64 [N, " + t + "]" +
+      (any_length ? std::string() : "; pad a shorter text on the right with any id (the causal mask keeps the "
+                                    "padding from earlier positions)") +
+      "; the next character's distribution is the softmax of the row of the text's last position";
   auto onnx = io::OnnxExportOptions()
                   .opset(options.opset)
-                  .dynamic_sequence(true)
+                  .dynamic_sequence(any_length)
                   .metadata("producer", std::string("cohort ") + COHORT_VERSION)
                   .metadata("model", config.model)
                   .metadata("dataset", config.dataset)
@@ -75,21 +87,23 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
                   .metadata("vocabulary_escape", "an entry is its byte as a one-character string when ASCII, "
                             "else the four characters \\xHH (the byte in lower-case hex)")
                   .metadata("input_layout", layout)
-                  .metadata("output", "N*T x " + std::to_string(V) + " float32 logits, row n*T + t for position t "
-                            "of sequence n, in the order of 'vocabulary' (softmax gives the next character's "
-                            "probabilities)")
+                  .metadata("output", "N*" + t + " x " + std::to_string(V) + " float32 logits, row n*" + t +
+                                          " + t for position t of sequence n, in the order of 'vocabulary' (softmax "
+                                          "gives the next character's probabilities)")
                   .metadata("context_length", std::to_string(config.seq_len))
                   .metadata("preprocessing", instructions);
-  // The trace is of a batch of 2 sequences of 3 ids (N and T differ, so the exporter tells them apart).
+  // The trace is of a batch of 2 sequences (of 3 ids when T is dynamic: N and T then differ, so the
+  // exporter tells them apart).
   std::vector<int64_t> ids;
-  for (int64_t i = 0; i < 6; ++i) ids.push_back(i % V);
-  const Tensor example = tensor(ids).view({2, 3});
+  for (int64_t i = 0; i < 2 * T; ++i) ids.push_back(i % V);
+  const Tensor example = tensor(ids).view({2, T});
   io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
   const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
   out << "cohort export: " << escape_text(checkpoint) << " (" << config.model << ", "
       << model.parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
       << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
-      << " initializers; input \"input\" [N, T] int64 ids, output \"output\" [N*T, " << V << "] logits\n"
+      << " initializers; input \"input\" [N, " << t << "] int64 ids, output \"output\" [N*" << t << ", " << V
+      << "] logits\n"
       << "  the consumer must: " << instructions << "\n"
       << "  metadata_props:";
   for (const auto& [key, value] : summary.metadata) out << " " << key;
@@ -126,13 +140,6 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   TrainConfig config = checkpoint.config;
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
-  // char-lstm maps whole (Gather, ONNX's LSTM, Gemm); char-transformer's layer norms and attention
-  // have no ONNX mapping yet: refused before anything is built or written.
-  COHORT_CHECK(data.kind != DataKind::kText || config.model == "char-lstm", "cohort export: ", config.model, " (",
-               escape_text(checkpoint.path.string()), ") runs layer_norm (encoder.layers.*.norm1, norm2 and norm) "
-               "and multi-head attention (encoder.layers.*.self_attn), which have no ONNX mapping in cohort's "
-               "exporter yet (char-lstm exports); hint: `cohort generate --checkpoint ", escape_text(options.checkpoint),
-               "` runs it, and its weights are in the checkpoint, a safetensors file other tools read");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();

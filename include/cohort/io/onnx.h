@@ -22,11 +22,15 @@
 // evaluation mode (the identity), embedding (Gather; the input may then be int64 ids), nn::LSTM
 // (ONNX's LSTM, one node per layer, gates regrouped from cohort's i, f, g, o to ONNX's i, o, f, c; any
 // number of layers, one or two directions, with or without bias, batch_first or not, initial states
-// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched). The model zoo (lenet,
-// blitz-cnn, resnet18, mlp, char-lstm) exports whole; char-transformer does not yet (layer_norm and
-// attention have no mapping). The trace records the path this example took: control flow on values
-// is frozen, and sizes other than the first dimension (and the second, with dynamic_sequence) are
-// those of the example.
+// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), layer_norm
+// (LayerNormalization from opset 17, its ReduceMean decomposition before), nn::MultiheadAttention
+// (batched, kdim = vdim = embed_dim, a 2-d attn_mask or none, no key_padding_mask; as MatMul, Reshape,
+// Transpose and Softmax nodes). An op whose inputs are all constants and that needs no gradient (a
+// causal mask built with arange and a comparison) is folded: its value is a constant. The model zoo
+// exports whole (lenet, blitz-cnn, resnet18, mlp, char-lstm for any T; char-transformer for the
+// example's T, as its positions and causal mask are constants of the trace). The trace records the
+// path this example took: control flow on values is frozen, and sizes other than the first dimension
+// (and the second, with dynamic_sequence) are those of the example.
 //
 // Throws cohort::Error "export_onnx: <path>: ..." naming the op for anything it cannot represent: an
 // op without an ONNX mapping (named by the op, or by its autograd node when the op does not report
