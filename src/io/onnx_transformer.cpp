@@ -74,11 +74,11 @@ void emit_attention(Graph& g, const trace::Record& r) {
   static const char* kNames[] = {"q", "k", "v"};
   // x [N, len, E] -> x w^T + b, in heads [N, H, len, hd] laid out by `perm` from [N, len, H, hd].
   auto project = [&](const Tensor& x, int i, std::vector<int64_t> perm) {
-    std::string p = g.node("MatMul", {batch_major(x), g.constant(w[static_cast<size_t>(i)].t().contiguous(),
-                                                                 derived_name(g, w_in, std::string(kNames[i]) + "_weight"))});
-    if (b_in.defined())
-      p = g.node("Add", {p, g.constant(b[static_cast<size_t>(i)].contiguous(),
-                                       derived_name(g, w_in, std::string(kNames[i]) + "_bias"))});
+    const auto k = static_cast<size_t>(i);
+    const std::string name = kNames[k];
+    std::string p = g.node("MatMul", {batch_major(x), g.constant(w[k].t().contiguous(),
+                                                                 derived_name(g, w_in, name + "_weight"))});
+    if (b_in.defined()) p = g.node("Add", {p, g.constant(b[k].contiguous(), derived_name(g, w_in, name + "_bias"))});
     p = g.node("Reshape", {p, g.constant_ints({0, 0, H, hd})});
     return g.node("Transpose", {p}, {Attribute::ints("perm", perm)});
   };

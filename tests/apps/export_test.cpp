@@ -324,7 +324,8 @@ TEST(ExportLanguageModel, CharLstmFileGivesTheModelsLogitsAndGeneratesNextCharac
   const data::CharVocab vocab(checkpoint.data->classes);
 
   // Every position's logits, for a batch of two windows of a length the trace did not see.
-  const Tensor ids = cat({vocab.encode("the lazy dog. the").view({1, -1}), vocab.encode("quick brown fox j").view({1, -1})}, 0);
+  const Tensor ids =
+      cat({vocab.encode("the lazy dog. the").view({1, -1}), vocab.encode("quick brown fox j").view({1, -1})}, 0);
   Tensor logits;
   {
     NoGradGuard no_grad;
