@@ -353,6 +353,29 @@ TEST(ExportLanguageModel, CharLstmFileGivesTheModelsLogitsAndGeneratesNextCharac
   fs::remove_all(dir);
 }
 
+// A vocabulary byte that is not ASCII (here the two bytes of each of é, è, û) is no string on its own:
+// "\xHH" in 'vocabulary', its number in 'vocabulary_bytes'; a backslash stays one character.
+TEST(ExportLanguageModel, VocabularyEscapesBytesThatAreNotAscii) {
+  const fs::path dir = fresh_test_dir("export", "vocabulary"), file = dir / "lm.onnx";
+  fs::create_directories(dir);
+  std::string text;
+  for (int i = 0; i < 64; ++i) text += "caf\xc3\xa9 cr\xc3\xa8me \"br\xc3\xbbl\xc3\xa9" "e\" \\ ok. ";
+  std::ofstream(dir / "corpus.txt") << text;
+  const fs::path run = dir / "run";
+  auto [code, err] = run_cohort({"train", "--model", "char-lstm", "--dataset", "text:" + (dir / "corpus.txt").string(),
+                                 "--seq-len", "16", "--batch-size", "8", "--epochs", "1", "--workers", "0",
+                                 "--threads", "1", "--no-progress", "--out", run.string()});
+  ASSERT_EQ(code, 0) << err;
+  ASSERT_EQ(run_printing({"export", "--checkpoint", run.string(), "--onnx", file.string()}).code, 0);
+  const io::OnnxSummary s = io::read_onnx_summary(file);
+  ASSERT_NE(s.find_metadata("vocabulary"), nullptr);
+  EXPECT_EQ(*s.find_metadata("vocabulary"),
+            R"([" ","\"",".","\\","a","b","c","e","f","k","l","m","o","r","\\xa8","\\xa9","\\xbb","\\xc3"])");
+  ASSERT_NE(s.find_metadata("vocabulary_bytes"), nullptr);
+  EXPECT_EQ(*s.find_metadata("vocabulary_bytes"), "[32,34,46,92,97,98,99,101,102,107,108,109,111,114,168,169,187,195]");
+  fs::remove_all(dir);
+}
+
 // char-transformer's file takes a fixed T (the training window); a shorter prompt padded on the right
 // gives the distribution `cohort generate` draws from at its last character.
 TEST(ExportLanguageModel, CharTransformerFileTakesTheWindowAndPaddingKeepsTheNextCharacter) {
