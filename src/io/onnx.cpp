@@ -16,11 +16,12 @@
 #include "cohort/ops/creation.h"
 #include "cohort/ops/shape.h"
 #include "io/file_util.h"
+#include "io/onnx_graph.h"
 #include "io/onnx_proto.h"
 
 namespace cohort::io {
 
-namespace {
+namespace detail {
 
 using proto::Writer;
 
@@ -43,31 +44,36 @@ int32_t onnx_type(DType t) {
   return 0;
 }
 
-// One ONNX attribute, already serialised as an AttributeProto.
-struct Attribute {
-  Writer w;
-  static Attribute i(const std::string& name, int64_t v) {
-    Attribute a;
-    a.w.bytes(1, name), a.w.int64(20, kAttrInt), a.w.int64(3, v);
-    return a;
-  }
-  static Attribute f(const std::string& name, double v) {
-    Attribute a;
-    a.w.bytes(1, name), a.w.int64(20, kAttrFloat), a.w.float32(2, static_cast<float>(v));
-    return a;
-  }
-  static Attribute s(const std::string& name, const std::string& v) {
-    Attribute a;
-    a.w.bytes(1, name), a.w.int64(20, kAttrString), a.w.bytes(4, v);
-    return a;
-  }
-  static Attribute ints(const std::string& name, const std::vector<int64_t>& v) {
-    Attribute a;
-    a.w.bytes(1, name), a.w.int64(20, kAttrInts);
-    for (int64_t x : v) a.w.int64(8, x);
-    return a;
-  }
-};
+Attribute Attribute::i(const std::string& name, int64_t v) {
+  Attribute a;
+  a.w.bytes(1, name), a.w.int64(20, kAttrInt), a.w.int64(3, v);
+  return a;
+}
+Attribute Attribute::f(const std::string& name, double v) {
+  Attribute a;
+  a.w.bytes(1, name), a.w.int64(20, kAttrFloat), a.w.float32(2, static_cast<float>(v));
+  return a;
+}
+Attribute Attribute::s(const std::string& name, const std::string& v) {
+  Attribute a;
+  a.w.bytes(1, name), a.w.int64(20, kAttrString), a.w.bytes(4, v);
+  return a;
+}
+Attribute Attribute::ints(const std::string& name, const std::vector<int64_t>& v) {
+  Attribute a;
+  a.w.bytes(1, name), a.w.int64(20, kAttrInts);
+  for (int64_t x : v) a.w.int64(8, x);
+  return a;
+}
+
+}  // namespace detail
+
+namespace {
+
+using proto::Writer;
+
+using detail::Attribute;
+using detail::onnx_type;
 
 struct Node {
   std::string op_type;
@@ -90,7 +96,7 @@ class Recorder : public trace::Tracer {
 
 // Builds the ONNX graph from the records: values are named by the tensor (its TensorImpl) that holds
 // them, so a view or an in-place op that makes or rewrites a tensor gives it its new name.
-class GraphBuilder {
+class GraphBuilder : public detail::Graph {
  public:
   GraphBuilder(const nn::Module& module, const OnnxExportOptions& options) : options_(options) {
     for (const auto& item : module.named_parameters()) module_names_.emplace(item.value().unsafe_impl(), item.key());
@@ -104,6 +110,10 @@ class GraphBuilder {
   void add(const trace::Record& r) {
     const std::string& op = r.op;
     const Tensor& y = r.output;
+    // An op on constants alone (a causal mask built from an arange) is folded: its output, a leaf,
+    // becomes a constant where a later op reads it. One that reads the weights requires grad and is
+    // not folded.
+    if (!y.requires_grad() && !reads_graph_value(r)) return;
     auto in = [&](size_t i) { return value(r.inputs.at(i), op); };
     if (op == "conv1d" || op == "conv2d") {
       const Tensor& x = r.inputs[0];
@@ -212,6 +222,10 @@ class GraphBuilder {
       if (options_.dynamic_batch() && x.dim() > 0 && y.dim() > 0 && !shape.empty() && shape[0] != -1 &&
           y.size(0) == x.size(0))
         shape[0] = 0;
+      // Likewise the sequence's length, behind a batch that is kept ([N, T, C] -> [N, T, h, d]).
+      if (options_.dynamic_sequence() && shape.size() > 1 && shape[0] == 0 && x.dim() > 1 && y.dim() > 1 &&
+          shape[1] != -1 && y.size(1) == x.size(1))
+        shape[1] = 0;
       emit(y, "Reshape", {in(0), constant_ints(shape)});
     } else if (op == "flatten") {
       const Tensor& x = r.inputs[0];
@@ -233,7 +247,7 @@ class GraphBuilder {
       std::string x = in(0);
       if (r.inputs[0].dtype() != y.dtype()) x = node("Cast", {x}, {Attribute::i("to", onnx_type(y.dtype()))});
       emit(y, op == "softmax" ? "Softmax" : "LogSoftmax", {x}, {Attribute::i("axis", r.int_attr("dim"))});
-    } else {
+    } else if (!detail::emit_sequence_op(*this, r) && !detail::emit_transformer_op(*this, r)) {
       throw Error(cohort::detail::str("the forward ran ", op, ", which has no ONNX mapping in cohort's exporter; hint: the "
                               "exported ops are listed in cohort/io/onnx.h"));
     }
@@ -266,9 +280,20 @@ class GraphBuilder {
     }
     graph.bytes(2, options_.graph_name());
     for (const Writer& init : initializers_) graph.message(5, init);
-    graph.message(11, value_info("input", x, /*dynamic=*/options_.dynamic_batch()));
-    graph.message(12, value_info("output", y, options_.dynamic_batch() && y.dim() > 0 && x.dim() > 0 &&
-                                                  y.size(0) == x.size(0)));
+    // The input's symbolic dimensions: "N" (dynamic_batch) and "T" (dynamic_sequence). The output's
+    // first is "N" when it has the input's, or "N*T" for one row per position (a language model's
+    // logits [N * T, V]; "N*16" when T is fixed at 16); its second is "T" when it is the input's.
+    const bool batch = options_.dynamic_batch() && x.dim() > 0;
+    const bool seq = options_.dynamic_sequence() && x.dim() > 1;
+    std::vector<std::string> in_dims{batch ? "N" : "", seq ? "T" : ""}, out_dims{"", ""};
+    if (y.dim() > 0 && batch && y.size(0) == x.size(0)) {
+      out_dims[0] = "N";
+      if (seq && y.dim() > 1 && y.size(1) == x.size(1)) out_dims[1] = "T";
+    } else if (y.dim() > 0 && batch && x.dim() > 1 && y.size(0) == x.size(0) * x.size(1)) {
+      out_dims[0] = seq ? "N*T" : "N*" + std::to_string(x.size(1));
+    }
+    graph.message(11, value_info("input", x, in_dims));
+    graph.message(12, value_info("output", y, out_dims));
     Writer model;
     model.int64(1, options_.opset() <= 13 ? 7 : 8);  // the IR version of the opset's ONNX release
     model.bytes(2, "cohort");
@@ -286,15 +311,10 @@ class GraphBuilder {
     return model.data();
   }
 
- private:
-  void bind(const Tensor& t, const std::string& name) {
-    names_[t.unsafe_impl()] = name;
-    alive_.push_back(t);  // keeps the TensorImpl, so its address names no other tensor
-  }
-
-  // The name of the value `t` holds: a value made by an earlier node or the input, else a module
-  // parameter or buffer (an initializer named after it), else a constant.
-  std::string value(const Tensor& t, const std::string& op) {
+  // detail::Graph, for the emitters in other files.
+  std::string value(const Tensor& t, const std::string& op) override {
+    // The name of the value `t` holds: a value made by an earlier node or the input, else a module
+    // parameter or buffer (an initializer named after it), else a constant.
     COHORT_CHECK(t.defined(), op, ": an undefined input; this is a bug in the exporter");
     if (auto it = names_.find(t.unsafe_impl()); it != names_.end()) return it->second;
     if (auto it = module_names_.find(t.unsafe_impl()); it != module_names_.end()) {
@@ -310,19 +330,27 @@ class GraphBuilder {
     return constant(t);
   }
 
-  std::string constant(const Tensor& t) {
-    std::string name = "const_" + std::to_string(constants_++);
+  std::string constant(const Tensor& t, const std::string& given = "") override {
+    std::string name = given.empty() ? "const_" + std::to_string(constants_++) : given;
     initializer(t, name);
     bind(t, name);
     return name;
   }
 
-  std::string constant_ints(const std::vector<int64_t>& v) {
+  int64_t opset() const override { return options_.opset(); }
+
+  std::string module_name(const Tensor& t) const override {
+    auto it = module_names_.find(t.unsafe_impl());
+    return it == module_names_.end() ? std::string() : it->second;
+  }
+
+  std::string constant_ints(const std::vector<int64_t>& v) override {
     Tensor t = empty({static_cast<int64_t>(v.size())}, TensorOptions().dtype(kInt64));
     if (!v.empty()) std::memcpy(t.data_ptr(), v.data(), v.size() * sizeof(int64_t));
     return constant(t);
   }
 
+ private:
   void initializer(const Tensor& t, const std::string& name) {
     COHORT_CHECK(onnx_type(t.dtype()) != 0, "cannot export a tensor of dtype ", t.dtype());
     Tensor c = t.detach().contiguous();
@@ -334,12 +362,13 @@ class GraphBuilder {
     initializers_.push_back(std::move(w));
   }
 
-  Writer value_info(const std::string& name, const Tensor& t, bool dynamic_first) const {
+  // `symbols[d]`, when there is one and it is not empty, names dimension d (else its size is fixed).
+  Writer value_info(const std::string& name, const Tensor& t, const std::vector<std::string>& symbols) const {
     Writer shape;
     for (int64_t d = 0; d < t.dim(); ++d) {
       Writer dim;
-      if (d == 0 && dynamic_first) {
-        dim.bytes(2, "N");
+      if (static_cast<size_t>(d) < symbols.size() && !symbols[static_cast<size_t>(d)].empty()) {
+        dim.bytes(2, symbols[static_cast<size_t>(d)]);
       } else {
         dim.int64(1, t.size(d));
       }
@@ -356,17 +385,33 @@ class GraphBuilder {
     return info;
   }
 
-  // A node whose output is a new intermediate value; returns its name.
-  std::string node(const std::string& op_type, std::vector<std::string> inputs, std::vector<Attribute> attrs = {}) {
+ public:
+  std::string node(const std::string& op_type, std::vector<std::string> inputs,
+                   std::vector<Attribute> attrs = {}) override {
     std::string out = op_type + "_" + std::to_string(nodes_.size());
     nodes_.push_back(Node{op_type, std::move(inputs), {out}, std::move(attrs)});
     produced_.insert(out);
     return out;
   }
-  // The node that computes the op's output tensor `y`.
   void emit(const Tensor& y, const std::string& op_type, std::vector<std::string> inputs,
-            std::vector<Attribute> attrs = {}) {
+            std::vector<Attribute> attrs = {}) override {
     bind(y, node(op_type, std::move(inputs), std::move(attrs)));
+  }
+
+ private:
+  // Whether an input of `r` is the graph's input or a node's output (a value known only at run time).
+  bool reads_graph_value(const trace::Record& r) const {
+    for (const Tensor& t : r.inputs) {
+      if (!t.defined()) continue;
+      auto it = names_.find(t.unsafe_impl());
+      if (it != names_.end() && (it->second == "input" || produced_.count(it->second))) return true;
+    }
+    return false;
+  }
+
+  void bind(const Tensor& t, const std::string& name) {
+    names_[t.unsafe_impl()] = name;
+    alive_.push_back(t);  // keeps the TensorImpl, so its address names no other tensor
   }
 
   void add_gelu(const trace::Record& r) {
@@ -458,13 +503,23 @@ std::string export_onnx_bytes(const nn::Module& module, const std::function<Tens
   COHORT_CHECK(options.opset() >= 13 && options.opset() <= 17, "export_onnx: opset must be 13 to 17, got ",
                options.opset());
   COHORT_CHECK(example_input.defined(), "export_onnx: the example input is undefined");
-  COHORT_CHECK_AS(TypeError, example_input.is_floating_point(), "export_onnx: the example input must be float32 or "
-                  "float64, got ", example_input.dtype());
+  const bool ids = example_input.dtype() == kInt64;  // token ids, e.g. a language model's [N, T]
+  COHORT_CHECK_AS(TypeError, example_input.is_floating_point() || ids, "export_onnx: the example input must be "
+                  "float32, float64 or int64 (ids), got ", example_input.dtype());
+  COHORT_CHECK(!ids || (options.input_mean().empty() && options.input_std().empty()), "export_onnx: normalize_input "
+               "needs a floating-point input, got int64 ids");
+  COHORT_CHECK(!options.dynamic_sequence() || (example_input.dim() >= 2 && example_input.size(1) >= 2 &&
+                                               example_input.size(0) != example_input.size(1)),
+               "export_onnx: dynamic_sequence needs an example input [N, T, ...] with T >= 2 and N != T (so that "
+               "the exporter tells the batch from the sequence), got ", example_input.sizes());
   const InputNormalization norm = input_normalization(options, example_input);
   const auto metadata = metadata_of(options, norm);
   // A fresh leaf that requires grad: every differentiable op on it then records an autograd node,
   // which is how an op that does not report is caught (Note [Tracing ops]).
-  Tensor x = example_input.detach().clone().requires_grad_(true);
+  // Integer ids cannot require grad; the parameters then play that part, as every value the
+  // forward computes from ids goes through a weight (an embedding) before any differentiable op.
+  Tensor x = example_input.detach().clone();
+  if (!ids) x.requires_grad_(true);
   Recorder recorder;
   Tensor y;
   {

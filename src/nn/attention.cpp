@@ -7,6 +7,7 @@
 #include <limits>
 #include <ostream>
 
+#include "cohort/autograd/trace.h"
 #include "cohort/autograd/function.h"
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/init.h"
@@ -119,6 +120,15 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
                                                            const Tensor& key_padding_mask, bool need_weights,
                                                            const Tensor& attn_mask, bool average_attn_weights) {
   const int64_t E = options.embed_dim(), H = options.num_heads();
+  // Reports as one op (the exporter writes its MatMul/Softmax decomposition) with its weights and
+  // attention mask; the ops inside run unrecorded.
+  trace::OpScope trace("multihead_attention");
+  if (trace) {
+    trace.refuse_if(is_training() && options.dropout() > 0, "in training mode with dropout; hint: call eval() first");
+    trace.refuse_if(!_qkv_same_embed_dim, "with kdim or vdim other than embed_dim");
+    trace.refuse_if(key_padding_mask.defined(), "with a key_padding_mask");
+    trace.refuse_if(query.dim() != 3, "on an unbatched input; hint: unsqueeze it to a batch of one");
+  }
   COHORT_CHECK(query.defined() && key.defined() && value.defined(), "MultiheadAttention: query, key and value must "
                "be defined");
   COHORT_CHECK((query.dim() == 3 || query.dim() == 2) && key.dim() == query.dim() && value.dim() == query.dim(),
@@ -198,6 +208,9 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
   }
   if (!batched) out = out.squeeze(1);
   else if (options.batch_first()) out = out.transpose(0, 1);
+  if (trace)  // the weights, an output the trace does not name, are refused by the exporter if read
+    trace.record({query, key, value, attn_mask, in_proj_weight, in_proj_bias, out_proj->weight, out_proj->bias}, out,
+                 {{"num_heads", H}, {"batch_first", int64_t{options.batch_first()}}});
   return {out, weights};
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "cohort/autograd/trace.h"
 #include "cohort/autograd/function.h"
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/init.h"
@@ -298,6 +299,15 @@ std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std
   }
   check_input(c, input, 3, weights);
   const bool batched = input.dim() == 3, lstm = c.mode == RNNMode::LSTM;
+  // An LSTM reports as one op (the exporter maps it to ONNX's LSTM), with its initial states
+  // (undefined when absent: zeros) and its weights; the ops inside run unrecorded.
+  trace::OpScope trace(lstm ? "lstm" : "rnn");
+  if (trace) {
+    trace.refuse_if(!lstm, std::string("as ") + name_of(c) + " (only LSTM has an ONNX mapping in cohort)");
+    trace.refuse_if(c.proj_size > 0, "with proj_size > 0 (ONNX's LSTM has no projection)");
+    trace.refuse_if(training && c.dropout > 0 && c.num_layers > 1,
+                    "in training mode with dropout between layers; hint: call eval() first");
+  }
   // Time-major [T, N, I] inside.
   Tensor x = !batched ? input.unsqueeze(1) : c.batch_first ? input.transpose(0, 1) : input;
   COHORT_CHECK(x.size(0) > 0, name_of(c), ": expected a sequence of at least one step, got input of shape ",
@@ -313,6 +323,13 @@ std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std
     for (Tensor& s : states) s = s.squeeze(1);
   } else if (c.batch_first) {
     out = out.transpose(0, 1);
+  }
+  if (trace) {
+    std::vector<Tensor> inputs{input, lstm && hx[0].defined() ? hx[0] : Tensor(), lstm ? hx[1] : Tensor()};
+    inputs.insert(inputs.end(), weights.begin(), weights.end());
+    trace.record(std::move(inputs), out,
+                 {{"hidden_size", c.hidden_size}, {"num_layers", c.num_layers}, {"bias", int64_t{c.bias}},
+                  {"batch_first", int64_t{c.batch_first}}, {"bidirectional", int64_t{c.bidirectional}}});
   }
   return {out, states};
 }

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "cohort/autograd/trace.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/pointwise.h"
@@ -28,6 +29,7 @@ std::string position_string(IntArrayRef sizes, int64_t flat) {
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
                  bool sparse) {
+  trace::OpScope trace("embedding");
   COHORT_CHECK(indices.defined() && weight.defined(), "embedding: indices and weight must be defined");
   COHORT_CHECK(!sparse, "embedding: sparse=true asks for a sparse gradient, and cohort has no sparse tensors; hint: "
                "pass sparse=false (the gradient is then dense, with the same values)");
@@ -59,7 +61,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   });
   Shape out_sizes = indices.sizes().vec();
   out_sizes.push_back(D);
-  return rows.reshape(out_sizes);
+  Tensor out = rows.reshape(out_sizes);
+  // padding_idx and the frequency scaling change the backward only: the forward is a row lookup.
+  if (trace) trace.record({weight, indices}, out);
+  return out;
 }
 
 }  // namespace cohort

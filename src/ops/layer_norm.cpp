@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "cohort/autograd/trace.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/autograd/record.h"
 #include "cohort/ops/pointwise.h"
@@ -102,6 +103,7 @@ Tensor layer_norm_fused(const Tensor& input, IntArrayRef dims, IntArrayRef shape
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps, bool /*cudnn_enable*/) {
+  trace::OpScope trace("layer_norm");
   COHORT_CHECK(input.defined(), "layer_norm: the input tensor is undefined");
   const IntArrayRef shape = normalized_shape;
   const int64_t k = static_cast<int64_t>(shape.size());
@@ -113,14 +115,17 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
   check_affine("layer_norm", bias, "bias", shape);
   std::vector<int64_t> dims;
   for (int64_t d = input.dim() - k; d < input.dim(); ++d) dims.push_back(d);
+  Tensor y;
   if (fusable(input, weight, bias)) {
     if (weight.defined()) detail::check_same_device("layer_norm", input, weight);
     if (bias.defined()) detail::check_same_device("layer_norm", input, bias);
-    return layer_norm_fused(input, dims, shape, weight, bias, eps);
+    y = layer_norm_fused(input, dims, shape, weight, bias, eps);
+  } else {
+    y = normalize(input, dims, eps);
+    if (weight.defined()) y = mul(y, weight);
+    if (bias.defined()) y = add(y, bias);
   }
-  Tensor y = normalize(input, dims, eps);
-  if (weight.defined()) y = mul(y, weight);
-  if (bias.defined()) y = add(y, bias);
+  if (trace) trace.record({input, weight, bias}, y, {{"normalized_dims", k}, {"eps", eps}});
   return y;
 }
 

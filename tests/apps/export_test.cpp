@@ -18,8 +18,10 @@
 #include "cohort/io/npy.h"
 #include "cohort/io/onnx.h"
 #include "cohort/data/csv.h"
+#include "cohort/data/text.h"
 #include "cohort/data/transforms.h"
 #include "cohort/ops/shape.h"
+#include "cohort/ops/reduction.h"
 #include "cohort/ops/creation.h"
 #include "support/subprocess.h"
 
@@ -245,22 +247,166 @@ TEST(ExportTable, RawCsvRowsThroughTheFileGivePredictsAnswers) {
   fs::remove_all(dir);
 }
 
-TEST(ExportLanguageModel, IsRefusedNamingWhatIsMissingAndWritesNothing) {
-  const fs::path dir = fresh_test_dir("export", "language-model"), run = dir / "run", file = dir / "lm.onnx";
-  fs::create_directories(dir);
+// A tiny language model's run: `cohort train --model <model>` on a repeated sentence.
+fs::path train_language_model(const fs::path& dir, const std::string& model) {
   std::string text;
   for (int i = 0; i < 64; ++i) text += "the quick brown fox jumps over the lazy dog. ";
   std::ofstream(dir / "corpus.txt") << text;
+  const fs::path run = dir / ("run-" + model);
+  auto [code, err] = run_cohort({"train", "--model", model, "--dataset", "text:" + (dir / "corpus.txt").string(),
+                                 "--seq-len", "16", "--batch-size", "8", "--epochs", "1", "--workers", "0",
+                                 "--threads", "1", "--no-progress", "--out", run.string()});
+  EXPECT_EQ(code, 0) << err;
+  return run;
+}
+
+// Runs check_onnx.py (onnx.checker, the numpy evaluator; OpenCV 4.6 refuses a language model) on
+// `file` with int64 ids and cohort's `expected`; false when /usr/bin/python3 lacks onnx or cv2.
+bool check_language_model(const fs::path& dir, const fs::path& file, const Tensor& ids, const Tensor& expected,
+                          std::vector<std::string> flags) {
+  const Finished probe =
+      run_process({"/usr/bin/python3", "-c", "import onnx, cv2"}, dir, "probe", std::chrono::seconds(120));
+  if (probe.exit_code != 0) return false;
+  io::save_npy(dir / "ids.npy", ids);
+  io::save_npy(dir / "expected.npy", expected);
+  std::vector<std::string> args{"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py", file.string(),
+                                (dir / "ids.npy").string(), (dir / "expected.npy").string(), "--numpy",
+                                "--opencv-may-refuse", "--argmax"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const Finished check = run_process(args, dir, "check", std::chrono::seconds(300));
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_THAT(check.out, HasSubstr("\"engine\": \"onnx_numpy (float64)\""));
+  std::cout << check.out;
+  return true;
+}
+
+TEST(ExportLanguageModel, CharLstmFileGivesTheModelsLogitsAndGeneratesNextCharacterDistribution) {
+  const fs::path dir = fresh_test_dir("export", "char-lstm"), file = dir / "lm.onnx";
+  fs::create_directories(dir);
+  const fs::path run = train_language_model(dir, "char-lstm");
+  const Printed p = run_printing({"export", "--checkpoint", run.string(), "--onnx", file.string()});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("input \"input\" [N, T] int64 ids, output \"output\" [N*T, "));
+  EXPECT_THAT(p.out, HasSubstr("the consumer must: encode the text's bytes as their indices in 'vocabulary_bytes'"));
+
+  const io::OnnxSummary s = io::read_onnx_summary(file);
+  EXPECT_EQ(s.inputs.at(0).elem_type, 7);
+  EXPECT_EQ(s.inputs.at(0).dims, (std::vector<std::string>{"N", "T"}));
+  EXPECT_THAT(s.ops, ::testing::Contains("LSTM"));
+  ASSERT_NE(s.find_metadata("vocabulary"), nullptr);
+  // The sentence's characters, sorted: the space first, then '.', then the letters.
+  EXPECT_THAT(*s.find_metadata("vocabulary"), HasSubstr("[\" \",\".\",\"a\",\"b\",\"c\",\"d\",\"e\","));
+  ASSERT_NE(s.find_metadata("vocabulary_bytes"), nullptr);
+  EXPECT_THAT(*s.find_metadata("vocabulary_bytes"), HasSubstr("[32,46,97,98,"));
+  ASSERT_NE(s.find_metadata("input_layout"), nullptr);
+  EXPECT_THAT(*s.find_metadata("input_layout"), HasSubstr("int64 [N, T]"));
+
+  // The checkpoint's model as `cohort generate` builds it.
+  const app::Checkpoint checkpoint = app::read_checkpoint(run, /*talk=*/false);
+  auto model = app::create_model(checkpoint.config.model, *checkpoint.data);
+  app::restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+  const data::CharVocab vocab(checkpoint.data->classes);
+
+  // Every position's logits, for a batch of two windows of a length the trace did not see.
+  const Tensor ids =
+      cat({vocab.encode("the lazy dog. the").view({1, -1}), vocab.encode("quick brown fox j").view({1, -1})}, 0);
+  Tensor logits;
+  {
+    NoGradGuard no_grad;
+    logits = model->forward(ids);
+  }
+  if (!check_language_model(dir, file, ids, logits, {}))
+    GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2";
+
+  // The next character's distribution after a prompt: softmax of the last position's logits, as
+  // `cohort generate` draws from; its most likely character is what generate picks at temperature 0.
+  const std::string prompt = "the quick brown ";
+  const Tensor prompt_ids = vocab.encode(prompt).view({1, -1});
+  Tensor distribution;
+  {
+    NoGradGuard no_grad;
+    const Tensor out = model->forward(prompt_ids);
+    distribution = softmax(out[out.size(0) - 1], 0);
+  }
+  check_language_model(dir, file, prompt_ids, distribution, {"--softmax-row", "-1"});
+  const Printed g = run_printing({"generate", "--checkpoint", run.string(), "--prompt", prompt, "--length", "1",
+                                  "--temperature", "0"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  const int64_t best = distribution.argmax().item<int64_t>();
+  EXPECT_THAT(g.out, HasSubstr(prompt + checkpoint.data->classes[static_cast<size_t>(best)]));
+  fs::remove_all(dir);
+}
+
+// A vocabulary byte that is not ASCII (here the two bytes of each of é, è, û) is no string on its own:
+// "\xHH" in 'vocabulary', its number in 'vocabulary_bytes'; a backslash stays one character.
+TEST(ExportLanguageModel, VocabularyEscapesBytesThatAreNotAscii) {
+  const fs::path dir = fresh_test_dir("export", "vocabulary"), file = dir / "lm.onnx";
+  fs::create_directories(dir);
+  std::string text;
+  for (int i = 0; i < 64; ++i) text += "caf\xc3\xa9 cr\xc3\xa8me \"br\xc3\xbbl\xc3\xa9" "e\" \\ ok. ";
+  std::ofstream(dir / "corpus.txt") << text;
+  const fs::path run = dir / "run";
   auto [code, err] = run_cohort({"train", "--model", "char-lstm", "--dataset", "text:" + (dir / "corpus.txt").string(),
                                  "--seq-len", "16", "--batch-size", "8", "--epochs", "1", "--workers", "0",
                                  "--threads", "1", "--no-progress", "--out", run.string()});
   ASSERT_EQ(code, 0) << err;
+  ASSERT_EQ(run_printing({"export", "--checkpoint", run.string(), "--onnx", file.string()}).code, 0);
+  const io::OnnxSummary s = io::read_onnx_summary(file);
+  ASSERT_NE(s.find_metadata("vocabulary"), nullptr);
+  EXPECT_EQ(*s.find_metadata("vocabulary"),
+            R"([" ","\"",".","\\","a","b","c","e","f","k","l","m","o","r","\\xa8","\\xa9","\\xbb","\\xc3"])");
+  ASSERT_NE(s.find_metadata("vocabulary_bytes"), nullptr);
+  EXPECT_EQ(*s.find_metadata("vocabulary_bytes"), "[32,34,46,92,97,98,99,101,102,107,108,109,111,114,168,169,187,195]");
+  fs::remove_all(dir);
+}
+
+// char-transformer's file takes a fixed T (the training window); a shorter prompt padded on the right
+// gives the distribution `cohort generate` draws from at its last character.
+TEST(ExportLanguageModel, CharTransformerFileTakesTheWindowAndPaddingKeepsTheNextCharacter) {
+  const fs::path dir = fresh_test_dir("export", "char-transformer"), file = dir / "lm.onnx";
+  fs::create_directories(dir);
+  const fs::path run = train_language_model(dir, "char-transformer");
   const Printed p = run_printing({"export", "--checkpoint", run.string(), "--onnx", file.string()});
-  EXPECT_EQ(p.code, 1);
-  EXPECT_THAT(p.err, HasSubstr("char-lstm"));
-  EXPECT_THAT(p.err, HasSubstr("is a language model, which the ONNX exporter does not cover yet"));
-  EXPECT_THAT(p.err, HasSubstr("cohort generate --checkpoint " + run.string()));
-  EXPECT_FALSE(fs::exists(file));
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("input \"input\" [N, 16] int64 ids, output \"output\" [N*16, "));
+  EXPECT_THAT(p.out, HasSubstr("pad a shorter text on the right with any id"));
+  const io::OnnxSummary s = io::read_onnx_summary(file);
+  EXPECT_EQ(s.inputs.at(0).dims, (std::vector<std::string>{"N", "16"}));
+  EXPECT_THAT(s.ops, ::testing::Contains("Softmax"));
+  EXPECT_THAT(s.ops, ::testing::Contains("ReduceMean"));  // opset 13: layer norm decomposed
+
+  const app::Checkpoint checkpoint = app::read_checkpoint(run, /*talk=*/false);
+  auto model = app::create_model(checkpoint.config.model, *checkpoint.data);
+  app::restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  model->eval();
+  const data::CharVocab vocab(checkpoint.data->classes);
+  const Tensor ids = cat({vocab.encode("the lazy dog. th").view({1, -1}), vocab.encode("quick brown fox ").view({1, -1}),
+                          vocab.encode("jumps over the l").view({1, -1})}, 0);
+  Tensor logits;
+  {
+    NoGradGuard no_grad;
+    logits = model->forward(ids);
+  }
+  if (!check_language_model(dir, file, ids, logits, {}))
+    GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2";
+
+  const std::string prompt = "the quick b";  // 11 characters, padded to 16 with id 0
+  const Tensor prompt_ids = vocab.encode(prompt).view({1, -1});
+  Tensor distribution;
+  {
+    NoGradGuard no_grad;
+    const Tensor out = model->forward(prompt_ids);
+    distribution = softmax(out[out.size(0) - 1], 0);
+  }
+  const Tensor padded = cat({prompt_ids, zeros({1, 16 - prompt_ids.size(1)}, TensorOptions(kInt64))}, 1);
+  check_language_model(dir, file, padded, distribution,
+                       {"--softmax-row", std::to_string(prompt_ids.size(1) - 1)});
+  const Printed g = run_printing({"generate", "--checkpoint", run.string(), "--prompt", prompt, "--length", "1",
+                                  "--temperature", "0"});
+  ASSERT_EQ(g.code, 0) << g.err;
+  const int64_t best = distribution.argmax().item<int64_t>();
+  EXPECT_THAT(g.out, HasSubstr(prompt + checkpoint.data->classes[static_cast<size_t>(best)]));
   fs::remove_all(dir);
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "app/predict.h"
+#include "ring_table.h"
 #include "run_cohort.h"
 
 namespace cohort {

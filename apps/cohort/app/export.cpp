@@ -3,6 +3,7 @@
 // its metadata, and its state dict in torch.save's format with the Python that loads it.
 #include "app/export.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -34,6 +35,83 @@ std::string numbers(const std::vector<double>& values) {
   out << "[";
   for (size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
   return out.str() + "]";
+}
+
+// The vocabulary as JSON: entry i is the byte of id i, as a one-character string when it is ASCII,
+// else (a byte of a multi-byte UTF-8 character, not a string on its own) as the four characters
+// "\xHH" (lower-case hex); a one-character entry is always the byte itself, so the two cannot be
+// confused. "vocabulary_bytes" carries the same as numbers.
+std::pair<std::string, std::string> vocabulary_json(const std::vector<std::string>& characters) {
+  nlohmann::json text = nlohmann::json::array(), bytes = nlohmann::json::array();
+  for (const std::string& c : characters) {
+    const auto b = static_cast<unsigned char>(c.empty() ? 0 : c[0]);
+    bytes.push_back(b);
+    if (b < 0x80) {
+      text.push_back(std::string(1, static_cast<char>(b)));
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", b);
+      text.push_back(std::string(hex));
+    }
+  }
+  return {json_text(text), json_text(bytes)};
+}
+
+// A language model's file takes the character ids [N, T] (int64) and gives the logits of every
+// position as the model's forward does, [N * T, V] with row n * T + t for position t of sequence n.
+// char-lstm takes any T. char-transformer's T is fixed at the training window (its positions are
+// looked up and its causal mask built for that length, constants of the trace); as the mask hides
+// later positions from earlier ones, a shorter text padded on the right with any id gives its own
+// positions' logits unchanged.
+void export_language_model(models::Model& model, const TrainConfig& config, const DataSpec& data,
+                           const std::string& checkpoint, const ExportOptions& options, std::ostream& out) {
+  const auto V = static_cast<int64_t>(data.classes.size());
+  const auto [vocabulary, vocabulary_bytes] = vocabulary_json(data.classes);
+  const bool any_length = config.model == "char-lstm";
+  const int64_t T = any_length ? 3 : config.seq_len;
+  const std::string t = any_length ? "T" : std::to_string(T);
+  const std::string layout = "int64 [N, " + t + "]: character ids (" +
+                             (any_length ? std::string("any N >= 1 and T >= 1") : "any N >= 1, exactly " + t +
+                                                                                    " per row") +
+                             "), id i is entry i of 'vocabulary'";
+  const std::string instructions =
+      "encode the text's bytes as their indices in 'vocabulary_bytes' (a character outside the vocabulary cannot "
+      "be fed) and feed them as int64 [N, " + t + "]" +
+      (any_length ? std::string() : "; pad a shorter text on the right with any id (the causal mask keeps the "
+                                    "padding from earlier positions)") +
+      "; the next character's distribution is the softmax of the row of the text's last position";
+  auto onnx = io::OnnxExportOptions()
+                  .opset(options.opset)
+                  .dynamic_sequence(any_length)
+                  .metadata("producer", std::string("cohort ") + COHORT_VERSION)
+                  .metadata("model", config.model)
+                  .metadata("dataset", config.dataset)
+                  .metadata("vocabulary", vocabulary)
+                  .metadata("vocabulary_bytes", vocabulary_bytes)
+                  .metadata("vocabulary_escape", "an entry is its byte as a one-character string when ASCII, "
+                            "else the four characters \\xHH (the byte in lower-case hex)")
+                  .metadata("input_layout", layout)
+                  .metadata("output", "N*" + t + " x " + std::to_string(V) + " float32 logits, row n*" + t +
+                                          " + t for position t of sequence n, in the order of 'vocabulary' (softmax "
+                                          "gives the next character's probabilities)")
+                  .metadata("context_length", std::to_string(config.seq_len))
+                  .metadata("preprocessing", instructions);
+  // The trace is of a batch of 2 sequences (of 3 ids when T is dynamic: N and T then differ, so the
+  // exporter tells them apart).
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 2 * T; ++i) ids.push_back(i % V);
+  const Tensor example = tensor(ids).view({2, T});
+  io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
+  const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
+  out << "cohort export: " << escape_text(checkpoint) << " (" << config.model << ", "
+      << model.parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
+      << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
+      << " initializers; input \"input\" [N, " << t << "] int64 ids, output \"output\" [N*" << t << ", " << V
+      << "] logits\n"
+      << "  the consumer must: " << instructions << "\n"
+      << "  metadata_props:";
+  for (const auto& [key, value] : summary.metadata) out << " " << key;
+  out << "\n";
 }
 
 }  // namespace
@@ -77,6 +155,10 @@ void check_export_flags(const ExportOptions& options) {
 
 void write_onnx(const ExportOptions& options, const Checkpoint& checkpoint, const TrainConfig& config,
                 const DataSpec& data, models::Model& model, std::ostream& out) {
+  if (data.kind == DataKind::kText) {
+    export_language_model(model, config, data, checkpoint.path.string(), options, out);
+    return;
+  }
   // The file takes what `cohort predict` is given after decoding: a table's raw rows, an image's
   // pixels in [0, 1]. The normalisation predict applies next is the graph's first nodes, so the two
   // agree without the consumer knowing the training data's statistics.
@@ -147,15 +229,6 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   TrainConfig config = checkpoint.config;
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
-  // A language model's forward starts with an embedding lookup and runs an LSTM or attention, which
-  // the exporter has no mapping for: refused before anything is built or written. Its state dict
-  // is plain tensors, which --pytorch writes.
-  COHORT_CHECK(options.onnx.empty() || data.kind != DataKind::kText, "cohort export: ", config.model, " (",
-               escape_text(checkpoint.path.string()),
-               ") is a language model, which the ONNX exporter does not cover yet (its embedding lookup and its ",
-               config.model == "char-lstm" ? "LSTM" : "attention layers", " have no ONNX mapping in cohort); hint: "
-               "`cohort generate --checkpoint ", escape_text(options.checkpoint), "` runs it, and `cohort export "
-               "--checkpoint ", escape_text(options.checkpoint), " --pytorch FILE` writes its weights for PyTorch");
   auto model = create_model(config.model, data);
   restore_checkpoint(checkpoint, *model, nullptr, nullptr);
   model->eval();

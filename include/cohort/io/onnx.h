@@ -19,14 +19,24 @@
 // log, sqrt, abs, neg, erf, add/sub/mul/div/pow (tensors or numbers, broadcasting), max_pool2d,
 // avg_pool2d, adaptive_avg_pool2d and adaptive_max_pool2d (global, or an output size that divides the
 // input), view/reshape/flatten/unsqueeze, permute/transpose, cat, softmax/log_softmax, dropout in
-// evaluation mode (the identity). The model zoo (lenet, blitz-cnn, resnet18, mlp) exports whole.
-// The trace records the path this example took: control flow on values is frozen, and sizes other
-// than the first dimension are those of the example.
+// evaluation mode (the identity), embedding (Gather; the input may then be int64 ids), nn::LSTM
+// (ONNX's LSTM, one node per layer, gates regrouped from cohort's i, f, g, o to ONNX's i, o, f, c; any
+// number of layers, one or two directions, with or without bias, batch_first or not, initial states
+// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), layer_norm
+// (LayerNormalization from opset 17, its ReduceMean decomposition before), nn::MultiheadAttention
+// (batched, kdim = vdim = embed_dim, a 2-d attn_mask or none, no key_padding_mask; as MatMul, Reshape,
+// Transpose and Softmax nodes). An op whose inputs are all constants and that needs no gradient (a
+// causal mask built with arange and a comparison) is folded: its value is a constant. The model zoo
+// exports whole (lenet, blitz-cnn, resnet18, mlp, char-lstm for any T; char-transformer for the
+// example's T, as its positions and causal mask are constants of the trace). The trace records the
+// path this example took: control flow on values is frozen, and sizes other than the first dimension
+// (and the second, with dynamic_sequence) are those of the example.
 //
 // Throws cohort::Error "export_onnx: <path>: ..." naming the op for anything it cannot represent: an
 // op without an ONNX mapping (named by the op, or by its autograd node when the op does not report
 // itself, e.g. "CumsumBackward0"), a module in training mode (batch norm, dropout), an output that
-// does not depend on the input, a non-float32/float64 input, a normalisation that does not fit the
+// does not depend on the input, an input other than float32/float64/int64, a normalisation of int64
+// ids or one that does not fit the
 // input's dim 1, an empty or repeated metadata key. The file is written atomically (Note
 // [Atomic writes] in src/io/file_util.h).
 #pragma once
@@ -50,6 +60,9 @@ struct OnnxExportOptions {
   OnnxExportOptions& opset(int64_t v) { opset_ = v; return *this; }
   // Whether the first dimension of the input and the output is the symbolic "N" (else the example's).
   OnnxExportOptions& dynamic_batch(bool v) { dynamic_batch_ = v; return *this; }
+  // Whether the input's second dimension (a sequence's length, "T") is symbolic too; the example's
+  // N and T must then differ and T be at least 2, so that the exporter tells the two apart.
+  OnnxExportOptions& dynamic_sequence(bool v) { dynamic_sequence_ = v; return *this; }
   OnnxExportOptions& graph_name(std::string v) { graph_name_ = std::move(v); return *this; }
   // Normalisation inside the graph: the model is fed raw values (an image's pixels in [0, 1], a
   // table's raw columns) and the graph first computes (input - mean[c]) / std[c] along dim 1 (an
@@ -72,6 +85,7 @@ struct OnnxExportOptions {
   }
   int64_t opset() const { return opset_; }
   bool dynamic_batch() const { return dynamic_batch_; }
+  bool dynamic_sequence() const { return dynamic_sequence_; }
   const std::string& graph_name() const { return graph_name_; }
   const std::vector<double>& input_mean() const { return input_mean_; }
   const std::vector<double>& input_std() const { return input_std_; }
@@ -80,6 +94,7 @@ struct OnnxExportOptions {
  private:
   int64_t opset_ = 13;  // 13 to 17: the ops used mean the same in all of them
   bool dynamic_batch_ = true;
+  bool dynamic_sequence_ = false;
   std::string graph_name_ = "cohort";
   std::vector<double> input_mean_, input_std_;  // empty: the input goes to the model as it is
   std::vector<std::pair<std::string, std::string>> metadata_;
