@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds and runs the whole suite in build/ (Release), then
-# the threaded suites (data loader, data parallelism, autograd engine, device executor) under
-# ThreadSanitizer in build-tsan/. About 10 minutes on a fresh 2-core machine.
+# The test command: checks the layout rules (scripts/check_layout.sh), installs dependencies, builds
+# and runs the whole suite in build/ (Release), then the threaded suites (data loader, data parallelism,
+# autograd engine, device executor) under ThreadSanitizer in build-tsan/. About 10 minutes on a fresh
+# 2-core machine.
 #   --full     also a short libFuzzer run of every file parser (scripts/fuzz.sh, build-fuzz/) and the
-#              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about 25 minutes
+#              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about an hour
 #   --release  the Release suite only (a few minutes once built)
 # The last line printed is the summary of the last suite run.
 set -euo pipefail
@@ -15,7 +16,7 @@ for arg in "$@"; do
   case $arg in
     --release) level=release ;;
     --full) level=full ;;
-    -h|--help) sed -n '2,8p' "$0"; echo "$usage"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; echo "$usage"; exit 0 ;;
     *) echo "test.sh: unknown option '$arg'; $usage" >&2; exit 2 ;;
   esac
 done
@@ -25,6 +26,9 @@ jobs=2
 # burns the cores the other process needs (a char-LSTM test: 26 s spinning, 2.3 s passive). Tests
 # measure no speed, so their threads sleep while they wait.
 export OMP_WAIT_POLICY=PASSIVE
+
+# The layout rules first: a second, and a failure names the file.
+bash scripts/check_layout.sh
 
 # --oracle: PyTorch too, which the tests that hand cohort's files to Python's torch.load run.
 bash scripts/install-deps.sh --oracle

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The house's two layout rules, checked on the sources (run by scripts/test.sh):
+#  1. no file of code is longer than 600 lines (a longer one has more than one job);
+#  2. an area of src/ includes only public headers (cohort/...), its own private ones, and, inside the
+#     tensor layer (core, ops, autograd: one layer of three folders, ARCHITECTURE.md), each other's.
+# A private include across areas that is known and being removed is listed in `known` below, each with
+# where it should go; a new one fails the check.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+status=0
+while IFS= read -r -d '' file; do
+  lines=$(wc -l < "$file")
+  if ((lines > 600)); then
+    echo "check_layout: $file has $lines lines, more than 600: split it by job" >&2
+    status=1
+  fi
+done < <(find src include apps tests bench examples fuzz scripts \( -name '*.cpp' -o -name '*.h' -o -name '*.py' -o -name '*.sh' \) -print0)
+
+tensor_layer=" core ops autograd "
+known=(
+  "src/nn/rnn.cpp ops/autocast_casts.h"               # the RNN time loop becomes an op in src/ops/
+  "src/parallel/data_parallel.cpp autograd/function_node.h"  # a public graph check in autograd
+  "src/parallel/data_parallel.cpp autograd/meta.h"           # the same
+)
+while IFS= read -r -d '' file; do
+  area=$(cut -d/ -f2 <<< "$file")
+  while IFS= read -r header; do
+    [[ $header == cohort/* || $header != */* ]] && continue
+    other=${header%%/*}
+    [[ $other == "$area" ]] && continue
+    [[ $tensor_layer == *" $area "* && $tensor_layer == *" $other "* ]] && continue
+    listed=0
+    for entry in "${known[@]}"; do [[ $entry == "$file $header" ]] && listed=1; done
+    ((listed)) && continue
+    echo "check_layout: $file includes $header, a private header of src/$other/: use a public header" >&2
+    status=1
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+done < <(find src \( -name '*.cpp' -o -name '*.h' \) -print0)
+
+((status == 0)) && echo "check_layout: every file within 600 lines; no private include across areas beyond the ${#known[@]} listed"
+exit $status
