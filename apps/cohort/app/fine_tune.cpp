@@ -1,7 +1,6 @@
 // Initial weights from a file and frozen parameters, for fine-tuning runs.
 #include "app/fine_tune.h"
 
-#include <cmath>
 #include <filesystem>
 #include <ostream>
 
@@ -45,13 +44,12 @@ Weights read_weights(const std::string& file, std::string& stripped_prefix) {
 }
 
 // The first floating-point tensor of `weights` holding a NaN or an infinity: "name (element i: value)".
-std::string first_non_finite(const nn::StateDict& weights) {
+// Every floating dtype is looked at: a PyTorch file may hold bfloat16 or float16 weights.
+std::string first_non_finite_weight(const nn::StateDict& weights) {
   for (const auto& item : weights) {
     if (!item.value().is_floating_point()) continue;
-    const Tensor t = item.value().detach().to(kFloat64).contiguous();
-    const double* p = t.data_ptr<double>();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      if (!std::isfinite(p[i])) return cohort::detail::str("'", escape_text(item.key()), "' (element ", i, ": ", p[i], ")");
+    if (auto bad = first_non_finite(item.value().detach().to(kFloat64).contiguous()))
+      return cohort::detail::str("'", escape_text(item.key()), "' (element ", bad->first, ": ", bad->second, ")");
   }
   return "";
 }
@@ -131,7 +129,7 @@ std::vector<std::string> init_from(nn::Module& model, const std::string& file, s
   nn::StateDict mine = model.named_parameters();
   for (const auto& item : model.named_buffers()) mine.insert(item.key(), item.value());
   check_names(mine, weights, model_name.empty() ? model.name() : model_name, file);
-  const std::string bad = first_non_finite(weights.tensors);
+  const std::string bad = first_non_finite_weight(weights.tensors);
   COHORT_CHECK(bad.empty(), "cohort train: --init-from ", escape_text(file), ": tensor ", bad,
                " is not finite; weights that are not finite cannot start a run");
   // Tensors of another shape keep their initial values.

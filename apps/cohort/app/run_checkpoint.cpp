@@ -79,21 +79,6 @@ int64_t step_of(const fs::path& file) {
   return std::stoll(digits);
 }
 
-// The first element of `t` (a contiguous CPU tensor) that is a NaN or an infinity: its index and
-// value, or nullopt.
-std::optional<std::pair<int64_t, double>> first_non_finite(const Tensor& t) {
-  const int64_t n = t.numel();
-  if (t.dtype() == kFloat32) {
-    const float* p = t.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(p[i])) return std::make_pair(i, static_cast<double>(p[i]));
-  } else if (t.dtype() == kFloat64) {
-    const double* p = t.data_ptr<double>();
-    for (int64_t i = 0; i < n; ++i)
-      if (!std::isfinite(p[i])) return std::make_pair(i, p[i]);
-  }
-  return std::nullopt;
-}
 
 // A path or text from a file, ready to quote in a message (escape_text: no raw control characters).
 std::string shown(const fs::path& path) { return escape_text(path.string()); }
@@ -208,6 +193,20 @@ std::optional<std::string> run_id_in_header(const fs::path& file) {
 }
 
 }  // namespace
+
+std::optional<std::pair<int64_t, double>> first_non_finite(const Tensor& t) {
+  const int64_t n = t.numel();
+  if (t.dtype() == kFloat32) {
+    const float* p = t.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return std::make_pair(i, static_cast<double>(p[i]));
+  } else if (t.dtype() == kFloat64) {
+    const double* p = t.data_ptr<double>();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return std::make_pair(i, p[i]);
+  }
+  return std::nullopt;
+}
 
 void check_finite(const nn::Module& model, const TrainProgress& p, const fs::path& run_dir) {
   for (const auto& item : model.state_dict()) {

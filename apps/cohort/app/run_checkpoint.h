@@ -63,6 +63,10 @@ std::filesystem::path save_run_checkpoint(const std::filesystem::path& run_dir, 
                                           const nn::Module& model, const optim::Optimizer& optimizer,
                                           const optim::LRScheduler* scheduler);
 
+// The first element of `t` (a contiguous CPU tensor) that is a NaN or an infinity: its index and
+// value, or nullopt. Only float32 and float64 tensors are looked at.
+std::optional<std::pair<int64_t, double>> first_non_finite(const Tensor& t);
+
 // Throws a NotFiniteError naming the first parameter or buffer of `model` that holds a NaN or an
 // infinity, the step, and that no checkpoint was written.
 void check_finite(const nn::Module& model, const TrainProgress& progress, const std::filesystem::path& run_dir);
