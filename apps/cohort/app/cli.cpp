@@ -438,7 +438,7 @@ int run_command(std::vector<std::string> args) {
       config.dataset = name;
       if (config.data_dir.empty())
         throw UsageError("cohort train: --dataset " + name + ": must name a path, e.g. --dataset " + name + ":" +
-                         (name == "text" ? "/usr/share/games/fortunes" : name == "csv" ? "table.csv" : "photos"));
+                         dataset_path_example(name));
     }
     if (config.resume.empty()) check_dataset_flags(*train_cmd, config);
     if (!config.val_dir.empty()) config.val_dir = absolute_dir(config.val_dir);

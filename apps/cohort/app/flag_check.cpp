@@ -44,12 +44,16 @@ void check_flags(const CLI::App& command, const std::vector<std::string>& args) 
   }
 }
 
+const char* dataset_path_example(std::string_view dataset) {
+  return dataset == "text" ? "/usr/share/games/fortunes" : dataset == "csv" ? "table.csv" : "photos";
+}
+
 void check_dataset_flags(const CLI::App& train, const TrainConfig& config) {
   const std::string& dataset = config.dataset;
   const bool needs_path = dataset == "folder" || dataset == "csv" || dataset == "text";
   if (needs_path && config.data_dir.empty())
     throw UsageError("cohort train: --dataset " + dataset + " needs a path, e.g. --dataset " + dataset + ":" +
-                     (dataset == "text" ? "/usr/share/games/fortunes" : dataset == "csv" ? "table.csv" : "photos"));
+                     dataset_path_example(dataset));
   struct Use {
     const char* flag;
     std::vector<std::string> datasets;

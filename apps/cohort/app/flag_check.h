@@ -17,6 +17,10 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // `command` has no option for, naming the nearest one within a third of its length (at least 2 edits).
 void check_flags(const CLI::App& command, const std::vector<std::string>& args);
 
+// A path to show in an example of --dataset NAME:PATH ("photos" for folder, "table.csv" for csv, the
+// Debian fortunes for text).
+const char* dataset_path_example(std::string_view dataset);
+
 // Refuses, for a new run of `cohort train` (`config` as parsed, its dataset without ":PATH"), the
 // flags given on the command line that its dataset does not use (--seq-len but for text, --image-size
 // and --val-dir but for folder, --val-split but for folder and csv), and a dataset that needs a path
