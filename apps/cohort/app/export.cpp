@@ -57,6 +57,31 @@ std::pair<std::string, std::string> vocabulary_json(const std::vector<std::strin
   return {json_text(text), json_text(bytes)};
 }
 
+// What every ONNX file of `cohort export` holds in its metadata: what wrote it, from which run.
+io::OnnxExportOptions onnx_options(const ExportOptions& options, const TrainConfig& config) {
+  return io::OnnxExportOptions()
+      .opset(options.opset)
+      .metadata("producer", std::string("cohort ") + COHORT_VERSION)
+      .metadata("model", config.model)
+      .metadata("dataset", config.dataset);
+}
+
+// What `cohort export` prints once the ONNX file is written: the file's input and output (as given),
+// its size in nodes and initializers, what the consumer must still do and the metadata keys.
+void print_onnx_written(std::ostream& out, const std::string& checkpoint, const TrainConfig& config,
+                        const models::Model& model, const std::string& file, const std::string& input,
+                        const std::string& output, const std::string& instructions) {
+  const auto summary = io::read_onnx_summary(std::filesystem::path(file));
+  out << "cohort export: " << escape_text(checkpoint) << " (" << config.model << ", " << model.parameters().size()
+      << " parameter tensors) -> " << escape_text(file) << "\n"
+      << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
+      << " initializers; input \"input\" " << input << ", output \"output\" " << output << " logits\n"
+      << "  the consumer must: " << instructions << "\n"
+      << "  metadata_props:";
+  for (const auto& [key, value] : summary.metadata) out << " " << key;
+  out << "\n";
+}
+
 // A language model's file takes the character ids [N, T] (int64) and gives the logits of every
 // position as the model's forward does, [N * T, V] with row n * T + t for position t of sequence n.
 // char-lstm takes any T. char-transformer's T is fixed at the training window (its positions are
@@ -80,12 +105,8 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
       (any_length ? std::string() : "; pad a shorter text on the right with any id (the causal mask keeps the "
                                     "padding from earlier positions)") +
       "; the next character's distribution is the softmax of the row of the text's last position";
-  auto onnx = io::OnnxExportOptions()
-                  .opset(options.opset)
+  auto onnx = onnx_options(options, config)
                   .dynamic_sequence(any_length)
-                  .metadata("producer", std::string("cohort ") + COHORT_VERSION)
-                  .metadata("model", config.model)
-                  .metadata("dataset", config.dataset)
                   .metadata("vocabulary", vocabulary)
                   .metadata("vocabulary_bytes", vocabulary_bytes)
                   .metadata("vocabulary_escape", "an entry is its byte as a one-character string when ASCII, "
@@ -102,16 +123,8 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
   for (int64_t i = 0; i < 2 * T; ++i) ids.push_back(i % V);
   const Tensor example = tensor(ids).view({2, T});
   io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
-  const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
-  out << "cohort export: " << escape_text(checkpoint) << " (" << config.model << ", "
-      << model.parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
-      << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
-      << " initializers; input \"input\" [N, " << t << "] int64 ids, output \"output\" [N*" << t << ", " << V
-      << "] logits\n"
-      << "  the consumer must: " << instructions << "\n"
-      << "  metadata_props:";
-  for (const auto& [key, value] : summary.metadata) out << " " << key;
-  out << "\n";
+  print_onnx_written(out, checkpoint, config, model, options.onnx, "[N, " + t + "] int64 ids",
+                     "[N*" + t + ", " + std::to_string(V) + "]", instructions);
 }
 
 }  // namespace
@@ -164,12 +177,8 @@ void write_onnx(const ExportOptions& options, const Checkpoint& checkpoint, cons
   // agree without the consumer knowing the training data's statistics.
   const ExportContract contract = export_contract(data);
   const nlohmann::json spec = to_json(data);
-  auto onnx = io::OnnxExportOptions()
-                  .opset(options.opset)
+  auto onnx = onnx_options(options, config)
                   .normalize_input(data.mean, data.std)
-                  .metadata("producer", std::string("cohort ") + COHORT_VERSION)
-                  .metadata("model", config.model)
-                  .metadata("dataset", config.dataset)
                   .metadata("classes", json_text(spec.at("classes")))
                   .metadata("input_layout", contract.layout)
                   .metadata("output", "N x " + std::to_string(data.classes.size()) +
@@ -186,17 +195,12 @@ void write_onnx(const ExportOptions& options, const Checkpoint& checkpoint, cons
   io::export_onnx(
       model, [&](const Tensor& x) { return model.forward(table ? x.view({-1, features, 1, 1}) : x); }, example,
       options.onnx, onnx);
-  const auto summary = io::read_onnx_summary(std::filesystem::path(options.onnx));
-  out << "cohort export: " << escape_text(checkpoint.path.string()) << " (" << config.model << ", "
-      << model.parameters().size() << " parameter tensors) -> " << escape_text(options.onnx) << "\n"
-      << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
-      << " initializers; input \"input\" [N";
-  for (size_t d = 1; d < static_cast<size_t>(example.dim()); ++d) out << ", " << example.size(static_cast<int64_t>(d));
-  out << "] " << example.dtype() << ", output \"output\" [N, " << data.classes.size() << "] logits\n"
-      << "  the consumer must: " << contract.instructions << "\n"
-      << "  metadata_props:";
-  for (const auto& [key, value] : summary.metadata) out << " " << key;
-  out << "\n";
+  std::ostringstream input;
+  input << "[N";
+  for (int64_t d = 1; d < example.dim(); ++d) input << ", " << example.size(d);
+  input << "] " << example.dtype();
+  print_onnx_written(out, checkpoint.path.string(), config, model, options.onnx, input.str(),
+                     "[N, " + std::to_string(data.classes.size()) + "]", contract.instructions);
 }
 
 void write_pytorch(const ExportOptions& options, const Checkpoint& checkpoint, const TrainConfig& config,
