@@ -38,8 +38,11 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -72,25 +75,42 @@ struct Peer {
   }
 };
 
-// Gloo's two stores, with their check for keys made public (a wait of our own polls it) and able to
-// delete the keys they set (Note [Rendezvous]).
+// Gloo's two stores, with their check for keys made public (a wait of our own polls it), able to
+// delete the keys they set (Note [Rendezvous]), and with `claim`: a set that fails, atomically, when
+// the key exists. Two processes started with the same rank both claim its key at the same moment;
+// exactly one must win, so the other can be told (Gloo's file store checks, then renames: both win).
 class FileStore : public gloo::rendezvous::FileStore {
  public:
   using gloo::rendezvous::FileStore::FileStore;
   using gloo::rendezvous::FileStore::check;
-  // A key that outlives this process: delete_keys leaves it. (Gloo's set records the path before it
-  // finds that the key exists, so a failed set must not leave the other writer's file on the list.)
-  void set_kept(const std::string& key, const std::vector<char>& data) {
-    try {
-      set(key, data);
-    } catch (...) {
-      keyFilePaths_.pop_back();
-      throw;
+  void set(const std::string& key, const std::vector<char>& data) override {
+    if (!claim(key, data)) throw std::runtime_error("the store's key " + key + " is already set");
+  }
+  // Writes the key unless it exists (then false): the file is written under a name of this process
+  // and linked into place, which fails if the key's file is there.
+  bool claim(const std::string& key, const std::vector<char>& data, bool kept = false) {
+    const std::string path = objectPath(key);
+    static std::atomic<uint64_t> writes{0};  // ranks may be threads of one process
+    const std::string tmp = tmpPath(key) + "." + std::to_string(::getpid()) + "." + std::to_string(writes++);
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(data.data(), static_cast<std::streamsize>(data.size()));
+      if (!out.flush()) {
+        std::remove(tmp.c_str());
+        throw std::runtime_error("cannot write the store's file " + tmp);
+      }
     }
-    keyFilePaths_.pop_back();
+    const int linked = ::link(tmp.c_str(), path.c_str());
+    const int error = errno;
+    std::remove(tmp.c_str());
+    if (linked != 0 && error == EEXIST) return false;
+    if (linked != 0) throw std::runtime_error("cannot write the store's file " + path + ": " + std::strerror(error));
+    if (!kept) keyFilePaths_.push_back(path);
+    return true;
   }
   void delete_keys() {
     for (const std::string& path : getAllKeyFilePaths()) std::remove(path.c_str());
+    keyFilePaths_.clear();
   }
 };
 
@@ -98,10 +118,20 @@ class RedisStore : public gloo::rendezvous::RedisStore {
  public:
   using gloo::rendezvous::RedisStore::RedisStore;
   void set(const std::string& key, const std::vector<char>& data) override {
-    gloo::rendezvous::RedisStore::set(key, data);
-    keys_.push_back(key);
+    if (!claim(key, data)) throw std::runtime_error("the store's key " + key + " is already set");
   }
-  void set_kept(const std::string& key, const std::vector<char>& data) { gloo::rendezvous::RedisStore::set(key, data); }
+  bool claim(const std::string& key, const std::vector<char>& data, bool kept = false) {
+    auto* reply = static_cast<redisReply*>(
+        redisCommand(redis_, "SETNX %b %b", key.data(), key.size(), data.data(), data.size()));
+    if (reply == nullptr) throw std::runtime_error(std::string("the Redis store: ") + redis_->errstr);
+    const bool error = reply->type != REDIS_REPLY_INTEGER;
+    const std::string what = reply->type == REDIS_REPLY_ERROR ? std::string(reply->str, reply->len) : "";
+    const bool set = !error && reply->integer == 1;
+    freeReplyObject(reply);
+    if (error) throw std::runtime_error("the Redis store answered SETNX with " + (what.empty() ? "no number" : what));
+    if (set && !kept) keys_.push_back(key);
+    return set;
+  }
   void delete_keys() {
     for (const std::string& key : keys_)
       if (void* reply = redisCommand(redis_, "DEL %b", key.data(), key.size())) freeReplyObject(reply);
@@ -361,6 +391,10 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
   RendezvousStore::Check check;
   if (impl_->file) check = [f = impl_->file](const std::vector<std::string>& keys) { return f->check(keys); };
   else check = [r = impl_->redis](const std::vector<std::string>& keys) { return r->check(keys); };
+  // Sets a key unless it exists (then false); a kept key outlives this process.
+  auto claim = [&impl = *impl_](const std::string& key, const std::vector<char>& bytes, bool kept) {
+    return impl.file ? impl.file->claim(key, bytes, kept) : impl.redis->claim(key, bytes, kept);
+  };
 
   gloo::transport::tcp::attr attr;
   if (!options.iface().empty()) attr.iface = options.iface();
@@ -383,11 +417,8 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
   auto close_generation = [&](const std::string& why) noexcept {
     try {
       const std::string key = impl_->store->prefix() + RendezvousStore::kClosed;
-      const std::vector<char> bytes(why.begin(), why.end());
-      if (check({key})) return;
-      if (impl_->file) impl_->file->set_kept(key, bytes);
-      else impl_->redis->set_kept(key, bytes);
-    } catch (const std::exception&) {  // another rank closed it at the same moment
+      claim(key, std::vector<char>(why.begin(), why.end()), /*kept=*/true);  // false: another rank closed it
+    } catch (const std::exception&) {  // the store cannot be written: the ranks waiting there time out
     }
   };
   int generation = first_open_generation(check, root, 0);
@@ -395,7 +426,7 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
     impl_->store = std::make_unique<RendezvousStore>(*impl_->base, check, root + "/" + std::to_string(generation),
                                                      timeout());
     try {
-      if (n > 1 && impl_->store->has({proc_key(me)})) {
+      if (n > 1 && !claim(impl_->store->prefix() + proc_key(me), impl_->peers[me].bytes(), /*kept=*/false)) {
         const Peer before = Peer::parse(impl_->store->get(proc_key(me)));
         const Peer& mine = impl_->peers[me];
         if (same_host(before.process, mine.process) && !has_exited(before.process, mine.process))
@@ -407,7 +438,6 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
         throw StaleGeneration(detail::str("rank ", me, "'s key of an earlier attempt (process ", escape_text(before.process),
                                           " on ", escape_text(before.host), ") is still in the store"));
       }
-      if (n > 1) impl_->store->set(proc_key(me), impl_->peers[me].bytes());
       impl_->context = std::make_shared<gloo::rendezvous::Context>(me, n);
       impl_->context->setTimeout(timeout());
       impl_->context->connectFullMesh(*impl_->store, impl_->device);
