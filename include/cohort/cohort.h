@@ -2,6 +2,10 @@
 // The umbrella header for users; library code includes only what it uses.
 #pragma once
 
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#error "cohort needs C++17 or later: compile with -std=c++17 (CMake: link cohort::cohort, which asks for it, or set CMAKE_CXX_STANDARD 17)"
+#endif
+
 // What <torch/torch.h> brings along, so that ported programs find it too.
 #include <cassert>
 #include <cmath>
@@ -21,6 +25,7 @@
 // core: tensors, dtypes, devices, errors, random generators, threads
 #include "cohort/core/device.h"
 #include "cohort/core/dtype.h"
+#include "cohort/core/enum.h"
 #include "cohort/core/error.h"
 #include "cohort/core/expanding_array.h"
 #include "cohort/core/generator.h"

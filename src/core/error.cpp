@@ -13,6 +13,13 @@ void internal_assert_fail(const char* cond, const char* file, int line) {
   throw Error(str("internal assert failed: ", cond, " at ", file, ":", line,
                   "; this is a bug in cohort, please report it"));
 }
+void array_ref_index_error(size_t i, size_t size) {
+  throw IndexError(str("ArrayRef::at: index ", i, " is out of range for an array of size ", size));
+}
+void array_ref_slice_error(size_t n, size_t m, size_t size) {
+  throw IndexError(str("ArrayRef::slice: expected n + m <= size (drop n elements, keep m), got n = ", n, ", m = ", m,
+                       ", size = ", size));
+}
 }  // namespace detail
 
 namespace {

@@ -9,14 +9,15 @@
 
 namespace cohort::nn::init {
 
-double calculate_gain(Nonlinearity nonlinearity, double param) {
-  switch (nonlinearity) {
+double calculate_gain(NonlinearityType nonlinearity, double param) {
+  switch (nonlinearity.nonlinearity()) {
     case Nonlinearity::Linear:
     case Nonlinearity::Conv:
     case Nonlinearity::Sigmoid: return 1.0;
     case Nonlinearity::Tanh: return 5.0 / 3.0;
     case Nonlinearity::ReLU: return std::sqrt(2.0);
     case Nonlinearity::LeakyReLU: return std::sqrt(2.0 / (1 + param * param));
+    case Nonlinearity::SELU: return 0.75;  // PyTorch's choice, for self-normalising networks
   }
   return 1.0;
 }
@@ -68,20 +69,20 @@ Tensor xavier_normal_(Tensor t, double gain) {
 }
 
 namespace {
-double kaiming_std(const Tensor& t, double a, FanMode mode, Nonlinearity nonlinearity) {
+double kaiming_std(const Tensor& t, double a, FanModeType mode, NonlinearityType nonlinearity) {
   auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
-  int64_t fan = mode == FanMode::FanIn ? fan_in : fan_out;
+  int64_t fan = mode.mode() == FanMode::FanIn ? fan_in : fan_out;
   COHORT_CHECK(fan > 0, "init: initializing a zero-element tensor of shape ", t.sizes());
   return calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan));
 }
 }  // namespace
 
-Tensor kaiming_uniform_(Tensor t, double a, FanMode mode, Nonlinearity nonlinearity) {
+Tensor kaiming_uniform_(Tensor t, double a, FanModeType mode, NonlinearityType nonlinearity) {
   double bound = std::sqrt(3.0) * kaiming_std(t, a, mode, nonlinearity);
   return uniform_(std::move(t), -bound, bound);
 }
 
-Tensor kaiming_normal_(Tensor t, double a, FanMode mode, Nonlinearity nonlinearity) {
+Tensor kaiming_normal_(Tensor t, double a, FanModeType mode, NonlinearityType nonlinearity) {
   return normal_(std::move(t), 0, kaiming_std(t, a, mode, nonlinearity));
 }
 

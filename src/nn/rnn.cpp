@@ -433,7 +433,7 @@ RNNConfig cell_config(RNNMode mode, const Options& o) {
 }
 
 RNNMode rnn_mode(const RNNOptions::nonlinearity_t& n) {
-  return std::holds_alternative<ReLUNonlinearity>(n) ? RNNMode::RNNReLU : RNNMode::RNNTanh;
+  return std::holds_alternative<enumtype::kReLU>(n) ? RNNMode::RNNReLU : RNNMode::RNNTanh;
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ void TransformerEncoderLayerImpl::reset_parameters() {
 
 Tensor TransformerEncoderLayerImpl::activation(const Tensor& x) {
   const auto& a = options.activation();
-  if (std::holds_alternative<ReLUNonlinearity>(a)) return relu(x);
-  if (std::holds_alternative<GELUActivation>(a)) return gelu(x);
+  if (std::holds_alternative<enumtype::kReLU>(a)) return relu(x);
+  if (std::holds_alternative<enumtype::kGELU>(a)) return gelu(x);
   return std::get<std::function<Tensor(const Tensor&)>>(a)(x);
 }
 

@@ -154,6 +154,25 @@ TEST(Autograd, NoGradGuardStopsRecording) {
   EXPECT_TRUE((x * 2).requires_grad());
 }
 
+TEST(Autograd, InferenceModeStopsRecordingAndNestsWithFalse) {
+  Tensor x = ones({2}, requires_grad());
+  EXPECT_FALSE(InferenceMode::is_enabled());
+  {
+    InferenceMode guard;
+    EXPECT_TRUE(InferenceMode::is_enabled());
+    EXPECT_FALSE((x * 2).requires_grad());
+    {
+      InferenceMode off(false);  // libtorch's way back to recording inside an inference scope
+      EXPECT_FALSE(InferenceMode::is_enabled());
+      EXPECT_TRUE((x * 2).requires_grad());
+    }
+    EXPECT_TRUE(InferenceMode::is_enabled());
+    EXPECT_FALSE(GradMode::is_enabled());
+  }
+  EXPECT_FALSE(InferenceMode::is_enabled());
+  EXPECT_TRUE((x * 2).requires_grad());
+}
+
 TEST(Autograd, DetachSharesDataButNotHistory) {
   Tensor x = ones({2}, requires_grad());
   Tensor y = (x * 3).detach();

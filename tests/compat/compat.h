@@ -8,9 +8,7 @@
 #pragma once
 
 #ifdef COMPAT_COHORT
-#include <cohort/cohort.h>
-namespace torch = cohort;
-namespace at = cohort;
+#include <cohort/torch.h>
 #else
 #include <ATen/autocast_mode.h>  // at::autocast, which <torch/torch.h> does not bring
 #include <torch/torch.h>

@@ -1,7 +1,9 @@
 // The libtorch-port promise for the small things libtorch programs lean on: TORCH_MODULE holders,
 // register_module's return, nn::Functional, TORCH_CHECK, choosing the device with
 // torch::cuda::is_available(), dtype short names, torch::str, torch::optional, assigning into
-// indexed tensors, and the deprecated data accessors (compat.h has the rules).
+// indexed tensors, the deprecated data accessors, and the small types: at:: and c10:: names,
+// c10::Error's members, IntArrayRef::slice, iterating a Sequential, Module::as, the init modes,
+// InferenceMode (compat.h has the rules).
 #include "compat.h"
 
 #include <string>
@@ -118,11 +120,56 @@ void tensor_methods() {
   check(!d.requires_grad() && d.data_ptr<float>() == p, "data(): the values without autograd, sharing storage");
 }
 
+// ---------------------------------------------------------------------------------------------------
+void small_types() {
+  at::Tensor a = at::ones({2, 3}, at::kFloat);
+  check(a.scalar_type() == c10::kFloat, "at::Tensor, at::kFloat, c10::kFloat");
+
+  std::string msg, bare;
+  try {
+    TORCH_CHECK(a.dim() == 3, "expected 3 dims, got ", a.dim());
+  } catch (const c10::Error& e) {
+    msg = e.msg();
+    bare = e.what_without_backtrace();
+  }
+  check(msg.find("expected 3 dims, got 2") != std::string::npos, "c10::Error::msg()");
+  check(bare.find("expected 3 dims, got 2") != std::string::npos, "c10::Error::what_without_backtrace()");
+
+  std::vector<int64_t> dims{4, 3, 2, 1};
+  c10::IntArrayRef ref(dims);
+  check(ref.slice(1).vec() == std::vector<int64_t>{3, 2, 1} && ref.slice(1, 2).vec() == std::vector<int64_t>{3, 2},
+        "IntArrayRef::slice(n), slice(n, m)");
+
+  torch::nn::Sequential seq(torch::nn::Linear(3, 4), torch::nn::ReLU(), torch::nn::Linear(4, 2));
+  int linears = 0, modules = 0;
+  for (const auto& m : *seq) {
+    ++modules;
+    if (auto* linear = m.ptr()->as<torch::nn::Linear>()) linears += linear->weight.size(0) > 0;
+  }
+  check(modules == 3 && linears == 2, "range-for over a Sequential, Module::as<holder>()");
+  check(seq->ptr<torch::nn::LinearImpl>(2)->weight.size(0) == 2 && seq->size() == 3, "Sequential::ptr<T>(i), size()");
+  check(seq[1]->as<torch::nn::LinearImpl>() == nullptr, "Module::as<T>() is null for another type");
+
+  auto w = torch::empty({64, 16, 3, 3});
+  torch::nn::init::kaiming_normal_(w, 0, torch::kFanOut, torch::kReLU);
+  const double expected_std = std::sqrt(2.0 / (64 * 9));
+  check(std::abs(w.std().item<double>() / expected_std - 1) < 0.05, "kaiming_normal_(w, 0, kFanOut, kReLU)");
+  check(near(torch::nn::init::calculate_gain(torch::kTanh), 5.0 / 3.0, 1e-12), "calculate_gain(kTanh)");
+
+  auto leaf = torch::ones({2}, torch::requires_grad());
+  {
+    c10::InferenceMode guard;
+    check(c10::InferenceMode::is_enabled() && !(leaf * 2).requires_grad(), "InferenceMode: nothing is recorded");
+  }
+  check(!c10::InferenceMode::is_enabled() && (leaf * 2).requires_grad(), "InferenceMode ends with its scope");
+}
+
 }  // namespace
 
 int main() {
   section("holders", holders);
   section("checks and names", checks_and_names);
   section("tensor methods", tensor_methods);
+  section("small types", small_types);
   return finish("porting");
 }

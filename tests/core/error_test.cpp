@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "cohort/core/array_ref.h"
 #include "cohort/core/error.h"
 
 namespace cohort {
@@ -22,6 +23,36 @@ TEST(EscapeText, ControlCharactersAndBadUtf8BecomeEscapesAndTextStays) {
   EXPECT_EQ(escape_text("line 1\nline 2\x1b", /*keep_newlines=*/true), "line 1\nline 2\\x1b");
   // Escaping twice changes nothing, so a message may be escaped again as a whole.
   EXPECT_EQ(escape_text(escape_text("a\x1b\xff")), escape_text("a\x1b\xff"));
+}
+
+// libtorch programs catch c10::Error and print msg() or what_without_backtrace().
+TEST(Error, LibtorchSpellingsOfTheMessage) {
+  const Error e("conv2d: expected 4 dims, got 3");
+  EXPECT_EQ(e.msg(), "conv2d: expected 4 dims, got 3");
+  EXPECT_STREQ(e.what_without_backtrace(), e.what());
+}
+
+TEST(ArrayRef, SliceAndAtAreViewsOrIndexErrors) {
+  const std::vector<int64_t> v{4, 3, 2, 1};
+  const IntArrayRef a(v);
+  EXPECT_EQ(a.slice(1).vec(), (std::vector<int64_t>{3, 2, 1}));
+  EXPECT_EQ(a.slice(1, 2).vec(), (std::vector<int64_t>{3, 2}));  // drop 1, keep 2
+  EXPECT_EQ(a.slice(1, 2).data(), v.data() + 1);
+  EXPECT_TRUE(a.slice(4).empty());
+  EXPECT_TRUE(a.slice(0, 2).equals(IntArrayRef({4, 3})));
+  EXPECT_EQ(a.at(3), 1);
+  try {
+    (void)a.slice(3, 2);
+    ADD_FAILURE() << "slice(3, 2) did not throw";
+  } catch (const IndexError& e) {
+    EXPECT_STREQ(e.what(), "ArrayRef::slice: expected n + m <= size (drop n elements, keep m), got n = 3, m = 2, size = 4");
+  }
+  try {
+    (void)a.at(4);
+    ADD_FAILURE() << "at(4) did not throw";
+  } catch (const IndexError& e) {
+    EXPECT_STREQ(e.what(), "ArrayRef::at: index 4 is out of range for an array of size 4");
+  }
 }
 
 }  // namespace

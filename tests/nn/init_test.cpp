@@ -71,3 +71,25 @@ TEST(Init, ClonesAndModelClonesEqualTheirSourceWithoutDrawing) {
   EXPECT_TRUE(linear->weight.equal(linear_copy->weight));
   EXPECT_TRUE(linear->bias.equal(linear_copy->bias));
 }
+
+// libtorch's spellings of the fan mode and the nonlinearity: the same draws as cohort's enums.
+TEST(Init, LibtorchModeAndNonlinearityTagsMeanTheEnums) {
+  EXPECT_DOUBLE_EQ(init::calculate_gain(kReLU), std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(init::calculate_gain(kTanh), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(init::calculate_gain(kLeakyReLU, 0.2), std::sqrt(2.0 / 1.04));
+  EXPECT_DOUBLE_EQ(init::calculate_gain(kSELU), 0.75);
+  for (auto gain : {init::calculate_gain(kLinear), init::calculate_gain(kConv2D), init::calculate_gain(kSigmoid),
+                    init::calculate_gain(kConvTranspose3D)})
+    EXPECT_DOUBLE_EQ(gain, 1.0);
+  Tensor a = empty({32, 8, 3, 3}), b = empty({32, 8, 3, 3});
+  manual_seed(5);
+  init::kaiming_normal_(a, 0, kFanOut, kReLU);
+  manual_seed(5);
+  init::kaiming_normal_(b, 0, init::FanMode::FanOut, init::Nonlinearity::ReLU);
+  EXPECT_TRUE(equal(a, b));
+  manual_seed(5);
+  init::kaiming_uniform_(a, 0.1, kFanIn, kLeakyReLU);
+  manual_seed(5);
+  init::kaiming_uniform_(b, 0.1, init::FanMode::FanIn, init::Nonlinearity::LeakyReLU);
+  EXPECT_TRUE(equal(a, b));
+}

@@ -178,3 +178,21 @@ TEST(Linear, MatchesTheFormulaAndInitBounds) {
   EXPECT_EQ(no_bias->parameters().size(), 1u);
   EXPECT_THAT(error_of([&] { fc(randn({3, 99})); }), HasSubstr("input of shape [3, 99] does not match in_features=100"));
 }
+
+// libtorch programs walk a Sequential with range-for and test a module's type with as<T>().
+TEST(Module, SequentialIteratesAnyModulesAndAsFindsTheType) {
+  nn::Sequential seq(nn::Linear(3, 4), nn::ReLU(), nn::Linear(4, 2));
+  std::vector<int64_t> outs;
+  for (const auto& m : *seq)
+    if (auto* linear = m.ptr()->as<nn::Linear>()) outs.push_back(linear->weight.size(0));
+  EXPECT_EQ(outs, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(seq->size(), 3u);
+  EXPECT_NE(seq[1]->as<nn::ReLUImpl>(), nullptr);
+  EXPECT_EQ(seq[1]->as<nn::LinearImpl>(), nullptr);
+  const nn::Module& whole = *seq;
+  EXPECT_EQ(whole.as<nn::Linear>(), nullptr);
+  EXPECT_EQ(whole.as<nn::Sequential>(), seq.get());
+  EXPECT_EQ((*seq->begin()).get<nn::LinearImpl>().weight.size(1), 3);
+  EXPECT_THAT(error_of([&] { (void)(*seq->begin()).ptr<nn::ReLUImpl>(); }),
+              HasSubstr("AnyModule: the module is a Linear, not the requested type"));
+}

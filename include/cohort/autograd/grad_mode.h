@@ -30,6 +30,22 @@ struct EnableGradGuard : AutoGradMode {
   EnableGradGuard() : AutoGradMode(true) {}
 };
 
+// libtorch's InferenceMode guard: InferenceMode() turns grad mode off for the scope, and
+// InferenceMode(false) turns it back on inside one. libtorch also marks the tensors made inside as
+// inference tensors, which autograd refuses later; cohort has no such tensors, so they stay usable.
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  static bool is_enabled();
+
+ private:
+  AutoGradMode grad_;
+  bool previous_;
+};
+
 // Anomaly mode: backward checks every gradient for NaN/Inf and names the op that produced it.
 class AnomalyMode {
  public:

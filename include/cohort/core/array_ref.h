@@ -8,6 +8,12 @@
 
 namespace cohort {
 
+namespace detail {
+// Throws cohort::Error naming the bad index or slice (out of line: error.h prints ArrayRefs).
+[[noreturn]] void array_ref_index_error(size_t i, size_t size);
+[[noreturn]] void array_ref_slice_error(size_t n, size_t m, size_t size);
+}  // namespace detail
+
 template <class T>
 class ArrayRef {
  public:
@@ -27,6 +33,17 @@ class ArrayRef {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const T& operator[](size_t i) const { return data_[i]; }
+  const T& at(size_t i) const {
+    if (i >= size_) detail::array_ref_index_error(i, size_);
+    return data_[i];
+  }
+  // libtorch's slice: drops the first n elements and keeps m (all the rest), as a view.
+  ArrayRef slice(size_t n, size_t m) const {
+    if (n > size_ || m > size_ - n) detail::array_ref_slice_error(n, m, size_);
+    return ArrayRef(data_ + n, m);
+  }
+  ArrayRef slice(size_t n) const { return slice(n, n <= size_ ? size_ - n : size_); }
+  bool equals(ArrayRef other) const { return *this == other; }
   const T& front() const { return data_[0]; }
   const T& back() const { return data_[size_ - 1]; }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }

@@ -12,6 +12,9 @@ namespace cohort {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
+  // libtorch's c10::Error spellings of the message (cohort's carries no backtrace).
+  std::string msg() const { return what(); }
+  const char* what_without_backtrace() const noexcept { return what(); }
 };
 
 // An index or dimension out of range.

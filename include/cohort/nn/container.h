@@ -24,6 +24,17 @@ class AnyModule {
       : module_(impl), call_([](Module& m, const Tensor& x) { return static_cast<Impl&>(m).forward(x); }) {}
   Tensor forward(const Tensor& x) const { return call_(*module_, x); }
   const std::shared_ptr<Module>& ptr() const { return module_; }
+  // The module as a T (an implementation type), checked.
+  template <class T>
+  std::shared_ptr<T> ptr() const {
+    auto p = std::dynamic_pointer_cast<T>(module_);
+    COHORT_CHECK(p != nullptr, "AnyModule: the module is a ", module_->name(), ", not the requested type");
+    return p;
+  }
+  template <class T>
+  T& get() const {
+    return *ptr<T>();
+  }
   // The same call on a module of the same type (a clone).
   AnyModule rebound(std::shared_ptr<Module> module) const {
     AnyModule copy = *this;
@@ -60,6 +71,9 @@ class SequentialImpl : public Module {
     COHORT_CHECK(p != nullptr, "Sequential: module ", index, " is a ", (*this)[index]->name(), ", not the requested type");
     return p;
   }
+  // The modules in order, as AnyModule: for (const auto& m : *seq) m.ptr()->name();
+  auto begin() const { return items_.begin(); }
+  auto end() const { return items_.end(); }
   std::shared_ptr<Module> clone(const std::optional<Device>& device = std::nullopt) const override;
 
  private:

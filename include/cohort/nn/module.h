@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cohort/core/tensor.h"
@@ -27,6 +28,18 @@ namespace cohort::nn {
 using StateDict = OrderedDict<std::string, Tensor>;
 template <class Impl>
 class ModuleHolder;
+
+// T's implementation type: T itself, or what the holder T contains (nn::Linear -> nn::LinearImpl).
+template <class T, class = void>
+struct ModuleImplOf {
+  using type = T;
+};
+template <class T>
+struct ModuleImplOf<T, std::void_t<typename T::ContainedType>> {
+  using type = typename T::ContainedType;
+};
+template <class T>
+using module_impl_t = typename ModuleImplOf<T>::type;
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -72,6 +85,16 @@ class Module : public std::enable_shared_from_this<Module> {
   // This module (unless include_self is false) and every descendant, depth first.
   std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
   OrderedDict<std::string, std::shared_ptr<Module>> named_modules(const std::string& prefix = "", bool include_self = true);
+  // This module as a T (an implementation, or a holder such as nn::Linear), nullptr when it is not
+  // one: `if (auto* conv = m->as<nn::Conv2d>()) ...`, as libtorch writes it.
+  template <class T>
+  auto* as() noexcept {
+    return dynamic_cast<module_impl_t<T>*>(this);
+  }
+  template <class T>
+  const auto* as() const noexcept {
+    return dynamic_cast<const module_impl_t<T>*>(this);
+  }
 
   virtual void train(bool on = true);
   void eval() { train(false); }

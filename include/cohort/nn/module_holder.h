@@ -19,7 +19,7 @@ class ModuleHolder {
   // An empty holder, to be assigned later.
   ModuleHolder(std::nullptr_t) {}  // NOLINT
   // Default-constructs the implementation, when it has a default constructor.
-  ModuleHolder() : impl_(std::make_shared<Impl>()) {}
+  ModuleHolder() : impl_(make_default()) {}
   // Constructs the implementation from these arguments (options, or the options' own arguments).
   template <class First, class... Rest,
             std::enable_if_t<!std::is_same_v<std::decay_t<First>, ModuleHolder> &&
@@ -51,8 +51,20 @@ class ModuleHolder {
       return impl->forward(std::forward<Args>(args)...);
     }
   }
+  // The implementation's operator[] (a Sequential's or ModuleList's module, a ModuleDict's by key).
+  template <class Arg>
+  decltype(auto) operator[](Arg&& arg) {
+    return (*checked())[std::forward<Arg>(arg)];
+  }
 
  private:
+  static std::shared_ptr<Impl> make_default() {
+    static_assert(std::is_default_constructible_v<Impl>,
+                  "this module has no default constructor: give it its options, or declare an empty holder "
+                  "with `= nullptr` (e.g. `nn::Linear fc = nullptr;` or `nn::Linear fc{nullptr};`) and assign "
+                  "it later");
+    return std::make_shared<Impl>();
+  }
   Impl* checked() const {
     COHORT_CHECK(impl_ != nullptr, "ModuleHolder: accessing an empty ", typeid(Impl).name(),
                  " holder; hint: construct it (e.g. in the parent's constructor) before use");

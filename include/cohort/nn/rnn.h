@@ -27,16 +27,11 @@
 #include <variant>
 #include <vector>
 
+#include "cohort/core/enum.h"  // kTanh, kReLU
 #include "cohort/nn/module_holder.h"
 #include "cohort/nn/utils/rnn.h"
 
 namespace cohort {
-
-// RNN nonlinearities (libtorch's torch::kTanh and torch::kReLU).
-struct TanhNonlinearity {};
-struct ReLUNonlinearity {};
-inline constexpr TanhNonlinearity kTanh{};
-inline constexpr ReLUNonlinearity kReLU{};
 
 namespace nn {
 
@@ -84,7 +79,7 @@ struct CellOptions {
 }  // namespace detail
 
 struct RNNOptions : detail::RecurrentOptions<RNNOptions> {
-  using nonlinearity_t = std::variant<TanhNonlinearity, ReLUNonlinearity>;
+  using nonlinearity_t = std::variant<enumtype::kTanh, enumtype::kReLU>;
   using RecurrentOptions::RecurrentOptions;
   RNNOptions& nonlinearity(nonlinearity_t v) { nonlinearity_ = v; return *this; }
   nonlinearity_t nonlinearity() const { return nonlinearity_; }

@@ -18,21 +18,17 @@
 #include <optional>
 #include <variant>
 
+#include "cohort/core/enum.h"  // kReLU, kGELU
 #include "cohort/nn/attention.h"
 #include "cohort/nn/basic.h"
 #include "cohort/nn/container.h"
 #include "cohort/nn/normalization.h"
-#include "cohort/nn/rnn.h"  // kReLU
-
-namespace cohort {
-struct GELUActivation {};
-inline constexpr GELUActivation kGELU{};
-}  // namespace cohort
+#include "cohort/nn/rnn.h"
 
 namespace cohort::nn {
 
 struct TransformerEncoderLayerOptions {
-  using activation_t = std::variant<ReLUNonlinearity, GELUActivation, std::function<Tensor(const Tensor&)>>;
+  using activation_t = std::variant<enumtype::kReLU, enumtype::kGELU, std::function<Tensor(const Tensor&)>>;
   TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}  // NOLINT
   TransformerEncoderLayerOptions& d_model(int64_t v) { d_model_ = v; return *this; }
   TransformerEncoderLayerOptions& nhead(int64_t v) { nhead_ = v; return *this; }
