@@ -30,6 +30,9 @@ class MultiplicativeLR : public LRScheduler {
   MultiplicativeLR(Optimizer& optimizer, LRLambda lr_lambda);
   MultiplicativeLR(Optimizer& optimizer, std::vector<LRLambda> lr_lambdas);
 
+  // One per group (SequentialLR applies lr_lambdas[i](0) when it starts this scheduler at a milestone).
+  const std::vector<LRLambda>& lr_lambdas() const { return lr_lambdas_; }
+
  private:
   std::vector<double> get_lrs() override;
   std::vector<LRLambda> lr_lambdas_;
