@@ -103,12 +103,21 @@
 
 // optim: optimizers, learning-rate schedulers, gradient accumulation
 #include "cohort/optim/accumulate.h"
+#include "cohort/optim/adadelta.h"
 #include "cohort/optim/adagrad.h"
 #include "cohort/optim/adam.h"
+#include "cohort/optim/adamax.h"
+#include "cohort/optim/cosine_annealing_warm_restarts.h"
 #include "cohort/optim/grad_scaler.h"
+#include "cohort/optim/lambda_lr.h"
+#include "cohort/optim/lbfgs.h"
 #include "cohort/optim/lr_scheduler.h"
+#include "cohort/optim/nadam.h"
 #include "cohort/optim/optimizer.h"
+#include "cohort/optim/radam.h"
+#include "cohort/optim/reduce_on_plateau_scheduler.h"
 #include "cohort/optim/rmsprop.h"
+#include "cohort/optim/sequential_lr.h"
 #include "cohort/optim/sgd.h"
 
 // data: datasets, samplers, transforms, the data loader

@@ -101,7 +101,8 @@ std::vector<Tensor> loaded_tensors(const PyValue& v, const std::optional<Device>
 // betas are "betas.0" and "betas.1" and that flags are numbers; what differs per optimizer is the
 // order of the options, the PyTorch 1.13 options cohort lacks (written with their defaults, which
 // are cohort's behaviour: maximize=False, foreach=None, ...) and whether "step" is a tensor (Adam,
-// AdamW, Adagrad: a 0-d float32 tensor in 1.13) or an int (RMSprop). Loading accepts those options
+// AdamW, Adagrad: a 0-d float32 tensor in 1.13; Adamax, Adadelta, NAdam, RAdam, laid out as 2.x's,
+// also; NAdam's "mu_product" is a 0-d tensor too) or an int (RMSprop). Loading accepts those options
 // back when they mean cohort's behaviour: maximize must be False; foreach, capturable,
 // differentiable and fused change how the update runs, not what it computes, and are ignored, as is
 // an LR scheduler's "initial_lr".
@@ -116,8 +117,15 @@ const OptimizerLayout kLayouts[] = {
     {"AdamW", {"lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize", "capturable"}, true},
     {"RMSprop", {"lr", "momentum", "alpha", "eps", "centered", "weight_decay", "foreach", "maximize", "differentiable"}, false},
     {"Adagrad", {"lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value", "foreach", "maximize"}, true},
+    // PyTorch 2.x's, whose updates these follow (1.13 lacks decoupled_weight_decay).
+    {"Adamax", {"lr", "betas", "eps", "weight_decay", "foreach", "maximize", "differentiable", "capturable"}, true},
+    {"Adadelta", {"lr", "rho", "eps", "weight_decay", "maximize", "capturable", "foreach", "differentiable"}, true},
+    {"NAdam", {"lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize", "foreach",
+               "capturable", "differentiable"}, true},
+    {"RAdam", {"lr", "betas", "eps", "weight_decay", "maximize", "foreach", "capturable", "decoupled_weight_decay",
+               "differentiable"}, true},
 };
-const std::set<std::string> kFlags = {"nesterov", "amsgrad", "centered"};
+const std::set<std::string> kFlags = {"nesterov", "amsgrad", "centered", "decoupled_weight_decay"};
 const std::set<std::string> kFalseOptions = {"maximize", "capturable", "differentiable", "fused"};
 const std::set<std::string> kIgnoredOptions = {"foreach", "capturable", "differentiable", "fused", "initial_lr"};
 
@@ -166,6 +174,8 @@ PyValue optimizer_value(const optim::Optimizer& optimizer) {
         PyValue::DictItems s;
         for (const auto& [key, value] : it->second.scalars) {
           if (key == "step" && layout && layout->step_is_tensor) s.emplace_back(key, scalar_tensor(value, TensorOptions(kFloat32)));
+          // NAdam's running product, a 0-d tensor in PyTorch; float64 so that a resumed run is exact.
+          else if (key == "mu_product") s.emplace_back(key, scalar_tensor(value, TensorOptions(kFloat64)));
           else if (key == "step" && value == std::floor(value)) s.emplace_back(key, static_cast<int64_t>(value));
           else s.emplace_back(key, value);
         }
@@ -240,7 +250,7 @@ optim::OptimizerState optimizer_state_of(const PyValue& v, const optim::Optimize
       if (!name.is_string()) throw Error("state[" + std::to_string(key.to_int()) + "] has a key of type " + name.type_name());
       const std::string& n = name.to_string();
       if (value.is_none()) continue;  // SGD without momentum keeps momentum_buffer=None
-      if (value.is_tensor() && n != "step") out.tensors[prefix + n] = value.to_tensor();
+      if (value.is_tensor() && n != "step" && n != "mu_product") out.tensors[prefix + n] = value.to_tensor();
       else out.scalars[prefix + n] = number_of(value, "state[" + std::to_string(key.to_int()) + "]['" + n + "']");
     }
   }

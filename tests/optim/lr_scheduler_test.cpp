@@ -8,6 +8,8 @@
 
 #include "support/error_of.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,8 @@
 #include "cohort/ops/creation.h"
 #include "cohort/optim/adagrad.h"
 #include "cohort/optim/adam.h"
+#include "cohort/optim/cosine_annealing_warm_restarts.h"
+#include "cohort/optim/lambda_lr.h"
 #include "cohort/optim/lr_scheduler.h"
 #include "cohort/optim/sgd.h"
 
@@ -72,6 +76,28 @@ const std::map<std::string, Case>& cases() {
                                                      .cycle_momentum(false)
                                                      .pct_start(0.4));
         }}},
+      {"lambda",
+       {sgd, [](Optimizer& o) { return std::make_unique<LambdaLR>(o, [](int64_t e) { return std::pow(0.95, e); }); }}},
+      {"lambda_two_groups",
+       {[](const Params& p) {
+          std::vector<OptimizerParamGroup> groups{Params{p[0]},
+                                                  OptimizerParamGroup({p[1]}, std::make_unique<SGDOptions>(0.01))};
+          return std::make_unique<SGD>(groups, SGDOptions(0.1));
+        },
+        [](Optimizer& o) {
+          std::vector<LRLambda> lambdas{[](int64_t e) { return 1.0 / static_cast<double>(e + 1); },
+                                        [](int64_t e) { return std::min(1.0, static_cast<double>(e + 1) / 5.0); }};
+          return std::make_unique<LambdaLR>(o, lambdas);
+        }}},
+      {"multiplicative",
+       {sgd,
+        [](Optimizer& o) {
+          return std::make_unique<MultiplicativeLR>(o, [](int64_t e) { return e % 3 != 0 ? 0.9 : 0.5; });
+        }}},
+      {"warm_restarts", {sgd, [](Optimizer& o) { return std::make_unique<CosineAnnealingWarmRestarts>(o, 5, 1, 0.001); }}},
+      {"warm_restarts_mult",
+       {[](const Params& p) { return std::make_unique<Adam>(p, AdamOptions(0.01)); },
+        [](Optimizer& o) { return std::make_unique<CosineAnnealingWarmRestarts>(o, 3, 2); }}},
   };
   return m;
 }
@@ -165,6 +191,12 @@ TEST(LRScheduler, Errors) {
   StepLR late(*opt, 3);
   opt->add_param_group(Params{zeros({1}).requires_grad_()});
   EXPECT_THAT(error_of([&] { late.step(); }), HasSubstr("the optimizer has 2 parameter groups"));
+  EXPECT_THAT(error_of([&] { CosineAnnealingWarmRestarts s(*opt, 0); }),
+              HasSubstr("CosineAnnealingWarmRestarts: T_0 must be a positive integer, got 0"));
+  EXPECT_THAT(error_of([&] { CosineAnnealingWarmRestarts s(*opt, 5, 0); }), HasSubstr("T_mult must be an integer >= 1, got 0"));
+  EXPECT_THAT(error_of([&] { LambdaLR s(*opt, std::vector<LRLambda>{}); }),
+              HasSubstr("LambdaLR: expected one lr_lambda per parameter group (2), got 0"));
+  EXPECT_THAT(error_of([&] { MultiplicativeLR s(*opt, LRLambda{}); }), HasSubstr("MultiplicativeLR: lr_lambda 0 is empty"));
   LRSchedulerState wrong;
   EXPECT_THAT(error_of([&] { late.load_state_dict(wrong); }), HasSubstr("the state is for 0 parameter groups"));
 }

@@ -19,8 +19,12 @@
 #include "cohort/ops/linalg.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
+#include "cohort/optim/adadelta.h"
 #include "cohort/optim/adagrad.h"
 #include "cohort/optim/adam.h"
+#include "cohort/optim/adamax.h"
+#include "cohort/optim/nadam.h"
+#include "cohort/optim/radam.h"
 #include "cohort/optim/rmsprop.h"
 #include "cohort/optim/sgd.h"
 
@@ -77,6 +81,37 @@ const std::map<std::string, Factory>& cases() {
        [](const Params& p) {
          return std::make_unique<Adagrad>(
              p, AdagradOptions(0.1).lr_decay(0.05).weight_decay(0.02).initial_accumulator_value(0.1).eps(1e-8));
+       }},
+      // PyTorch 2.x's optimizers (generate_optim.py's OPTIMIZERS_2X).
+      {"adamax", [](const Params& p) { return std::make_unique<Adamax>(p, AdamaxOptions(0.02)); }},
+      {"adamax_wd",
+       [](const Params& p) {
+         return std::make_unique<Adamax>(p, AdamaxOptions(0.05).betas({0.8, 0.95}).eps(1e-6).weight_decay(0.05));
+       }},
+      {"adadelta", [](const Params& p) { return std::make_unique<Adadelta>(p); }},
+      {"adadelta_wd",
+       [](const Params& p) {
+         return std::make_unique<Adadelta>(p, AdadeltaOptions(0.5).rho(0.8).eps(1e-5).weight_decay(0.1));
+       }},
+      {"nadam", [](const Params& p) { return std::make_unique<NAdam>(p, NAdamOptions(0.01)); }},
+      {"nadam_wd",
+       [](const Params& p) {
+         return std::make_unique<NAdam>(
+             p, NAdamOptions(0.02).betas({0.8, 0.9}).eps(1e-6).weight_decay(0.05).momentum_decay(0.01));
+       }},
+      {"nadam_decoupled",
+       [](const Params& p) {
+         return std::make_unique<NAdam>(p, NAdamOptions(0.02).weight_decay(0.1).decoupled_weight_decay(true));
+       }},
+      {"radam", [](const Params& p) { return std::make_unique<RAdam>(p, RAdamOptions(0.01).betas({0.9, 0.9})); }},
+      {"radam_wd",
+       [](const Params& p) {
+         return std::make_unique<RAdam>(p, RAdamOptions(0.02).betas({0.8, 0.9}).eps(1e-6).weight_decay(0.05));
+       }},
+      {"radam_decoupled",
+       [](const Params& p) {
+         return std::make_unique<RAdam>(
+             p, RAdamOptions(0.02).betas({0.9, 0.9}).weight_decay(0.1).decoupled_weight_decay(true));
        }},
   };
   return m;
@@ -336,6 +371,17 @@ TEST(OptimErrors, InvalidOptions) {
   EXPECT_THAT(error_of([&] { AdamW o(p, AdamWOptions().eps(-1)); }), HasSubstr("AdamW: eps must be non-negative"));
   EXPECT_THAT(error_of([&] { RMSprop o(p, RMSpropOptions().alpha(-0.5)); }), HasSubstr("RMSprop: alpha"));
   EXPECT_THAT(error_of([&] { Adagrad o(p, AdagradOptions().lr_decay(-1)); }), HasSubstr("Adagrad: lr_decay"));
+  EXPECT_THAT(error_of([&] { Adamax o(p, AdamaxOptions(-0.1)); }),
+              HasSubstr("Adamax: learning rate must be non-negative, got -0.1"));
+  EXPECT_THAT(error_of([&] { Adamax o(p, AdamaxOptions().betas({0.9, 1.0})); }),
+              HasSubstr("Adamax: betas[1] must be in [0, 1), got 1"));
+  EXPECT_THAT(error_of([&] { Adadelta o(p, AdadeltaOptions().rho(1.5)); }), HasSubstr("Adadelta: rho must be in [0, 1], got 1.5"));
+  EXPECT_THAT(error_of([&] { Adadelta o(p, AdadeltaOptions().eps(-1)); }), HasSubstr("Adadelta: eps must be non-negative"));
+  EXPECT_THAT(error_of([&] { NAdam o(p, NAdamOptions().momentum_decay(-1)); }),
+              HasSubstr("NAdam: momentum_decay must be non-negative, got -1"));
+  EXPECT_THAT(error_of([&] { NAdam o(p, NAdamOptions().betas({-0.1, 0.9})); }), HasSubstr("NAdam: betas[0] must be in [0, 1)"));
+  EXPECT_THAT(error_of([&] { RAdam o(p, RAdamOptions().weight_decay(-1)); }),
+              HasSubstr("RAdam: weight_decay must be non-negative, got -1"));
   // A group's own options are checked too.
   std::vector<OptimizerParamGroup> groups{group(p, SGDOptions(-2))};
   EXPECT_THAT(error_of([&] { SGD o(groups, SGDOptions(0.1)); }), HasSubstr("got -2"));
