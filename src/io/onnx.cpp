@@ -28,7 +28,7 @@ using proto::Writer;
 // TensorProto.DataType and AttributeProto.AttributeType values.
 constexpr int32_t kOnnxFloat = 1, kOnnxUInt8 = 2, kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxBool = 9, kOnnxDouble = 11;
 constexpr int32_t kOnnxFloat16 = 10, kOnnxBFloat16 = 16;
-constexpr int kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrInts = 7;
+constexpr int kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrInts = 7, kAttrStrings = 8;
 
 int32_t onnx_type(DType t) {
   switch (t) {
@@ -63,6 +63,12 @@ Attribute Attribute::ints(const std::string& name, const std::vector<int64_t>& v
   Attribute a;
   a.w.bytes(1, name), a.w.int64(20, kAttrInts);
   for (int64_t x : v) a.w.int64(8, x);
+  return a;
+}
+Attribute Attribute::strings(const std::string& name, const std::vector<std::string>& v) {
+  Attribute a;
+  a.w.bytes(1, name), a.w.int64(20, kAttrStrings);
+  for (const std::string& x : v) a.w.bytes(9, x);
   return a;
 }
 
