@@ -254,9 +254,23 @@ class GraphBuilder : public detail::Graph {
       if (r.inputs[0].dtype() != y.dtype()) x = node("Cast", {x}, {Attribute::i("to", onnx_type(y.dtype()))});
       emit(y, op == "softmax" ? "Softmax" : "LogSoftmax", {x}, {Attribute::i("axis", r.int_attr("dim"))});
     } else if (!detail::emit_sequence_op(*this, r) && !detail::emit_transformer_op(*this, r)) {
-      throw Error(cohort::detail::str("the forward ran ", op, ", which has no ONNX mapping in cohort's exporter; hint: the "
-                              "exported ops are listed in cohort/io/onnx.h"));
+      throw Error(cohort::detail::str("the forward ran ", op, where_in_module(r), ", which has no ONNX mapping in "
+                                      "cohort's exporter; hint: the exported ops are listed in cohort/io/onnx.h"));
     }
+  }
+
+  // " in module <path>" for an op that reads a parameter or buffer of the exported module (the first
+  // one it reads names the module), so that a refusal says which layer of a large model to change.
+  std::string where_in_module(const trace::Record& r) const {
+    for (const Tensor& t : r.inputs) {
+      if (!t.defined()) continue;
+      const std::string name = module_name(t);
+      if (name.empty()) continue;
+      const auto dot = name.rfind('.');
+      return dot == std::string::npos ? " in the exported module itself (its " + name + ")"
+                                      : " in module " + name.substr(0, dot) + " (its " + name.substr(dot + 1) + ")";
+    }
+    return "";
   }
 
   // The serialised ModelProto, with `x` the graph's input, `y` its output and `metadata` its

@@ -15,6 +15,7 @@
 #include "cohort/autograd/trace.h"
 #include "cohort/core/generator.h"
 #include "cohort/io/onnx.h"
+#include "cohort/nn/linear.h"
 #include "cohort/nn/rnn.h"
 #include "cohort/ops/creation.h"
 #include "io/io_test_util.h"
@@ -144,6 +145,28 @@ std::vector<Variant> variants() {
 
 INSTANTIATE_TEST_SUITE_P(OnnxGruRnn, OnnxRecurrent, ::testing::ValuesIn(variants()),
                          [](const ::testing::TestParamInfo<Variant>& info) { return info.param.name; });
+
+// An op that reports itself but has no mapping is refused naming the op and the module whose
+// parameter it reads (here a made-up op, reported as a layer of a model would report it).
+class OnnxRefusal : public ScratchDir {};
+
+TEST_F(OnnxRefusal, NamesTheOpAndItsModule) {
+  struct Net : nn::Module {
+    Net() { encoder = register_module("encoder", nn::Linear(3, 4)); }
+    nn::Linear encoder{nullptr};
+  };
+  auto net = std::make_shared<Net>();
+  auto forward = [&](const Tensor& x) {
+    trace::OpScope scope("fancy_op");
+    Tensor y = net->encoder(x);
+    if (scope) scope.record({x, net->encoder->weight}, y);
+    return y;
+  };
+  const std::string error = error_of([&] { io::export_onnx(*net, forward, randn({2, 3}), path("f.onnx")); });
+  EXPECT_THAT(error, HasSubstr("the forward ran fancy_op in module encoder (its weight), which has no ONNX mapping"))
+      << error;
+  EXPECT_FALSE(fs::exists(path("f.onnx")));
+}
 
 }  // namespace
 }  // namespace cohort::testing
