@@ -91,4 +91,16 @@ inline void check_in_onnxruntime(const std::filesystem::path& dir, const std::fi
   std::cout << model.filename().string() << ":\n" << check.out;
 }
 
+// check_in_onnxruntime for a test that checks more than the file: where onnxruntime cannot be had
+// it says why and leaves the test's other checks to count, rather than skipping the whole test.
+inline void check_in_onnxruntime_if_available(const std::filesystem::path& dir, const std::filesystem::path& model,
+                                              const Tensor& x, const Tensor& expected,
+                                              const std::vector<std::string>& flags = {}) {
+  if (const auto& [python, unavailable] = onnxruntime_python(); python.empty()) {
+    std::cout << "not checked in onnxruntime: " << unavailable;
+    return;
+  }
+  check_in_onnxruntime(dir, model, x, expected, flags);
+}
+
 }  // namespace cohort::testing
