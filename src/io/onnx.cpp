@@ -28,7 +28,7 @@ using proto::Writer;
 // TensorProto.DataType and AttributeProto.AttributeType values.
 constexpr int32_t kOnnxFloat = 1, kOnnxUInt8 = 2, kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxBool = 9, kOnnxDouble = 11;
 constexpr int32_t kOnnxFloat16 = 10, kOnnxBFloat16 = 16;
-constexpr int kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrInts = 7;
+constexpr int kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrInts = 7, kAttrStrings = 8;
 
 int32_t onnx_type(DType t) {
   switch (t) {
@@ -63,6 +63,12 @@ Attribute Attribute::ints(const std::string& name, const std::vector<int64_t>& v
   Attribute a;
   a.w.bytes(1, name), a.w.int64(20, kAttrInts);
   for (int64_t x : v) a.w.int64(8, x);
+  return a;
+}
+Attribute Attribute::strings(const std::string& name, const std::vector<std::string>& v) {
+  Attribute a;
+  a.w.bytes(1, name), a.w.int64(20, kAttrStrings);
+  for (const std::string& x : v) a.w.bytes(9, x);
   return a;
 }
 
@@ -248,9 +254,23 @@ class GraphBuilder : public detail::Graph {
       if (r.inputs[0].dtype() != y.dtype()) x = node("Cast", {x}, {Attribute::i("to", onnx_type(y.dtype()))});
       emit(y, op == "softmax" ? "Softmax" : "LogSoftmax", {x}, {Attribute::i("axis", r.int_attr("dim"))});
     } else if (!detail::emit_sequence_op(*this, r) && !detail::emit_transformer_op(*this, r)) {
-      throw Error(cohort::detail::str("the forward ran ", op, ", which has no ONNX mapping in cohort's exporter; hint: the "
-                              "exported ops are listed in cohort/io/onnx.h"));
+      throw Error(cohort::detail::str("the forward ran ", op, where_in_module(r), ", which has no ONNX mapping in "
+                                      "cohort's exporter; hint: the exported ops are listed in cohort/io/onnx.h"));
     }
+  }
+
+  // " in module <path>" for an op that reads a parameter or buffer of the exported module (the first
+  // one it reads names the module), so that a refusal says which layer of a large model to change.
+  std::string where_in_module(const trace::Record& r) const {
+    for (const Tensor& t : r.inputs) {
+      if (!t.defined()) continue;
+      const std::string name = module_name(t);
+      if (name.empty()) continue;
+      const auto dot = name.rfind('.');
+      return dot == std::string::npos ? " in the exported module itself (its " + name + ")"
+                                      : " in module " + name.substr(0, dot) + " (its " + name.substr(dot + 1) + ")";
+    }
+    return "";
   }
 
   // The serialised ModelProto, with `x` the graph's input, `y` its output and `metadata` its

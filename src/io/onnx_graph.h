@@ -24,6 +24,7 @@ struct Attribute {
   static Attribute f(const std::string& name, double v);
   static Attribute s(const std::string& name, const std::string& v);
   static Attribute ints(const std::string& name, const std::vector<int64_t>& v);
+  static Attribute strings(const std::string& name, const std::vector<std::string>& v);
 };
 
 class Graph {
@@ -47,7 +48,7 @@ class Graph {
   virtual std::string module_name(const Tensor& t) const = 0;
 };
 
-// Emits `r` when it is an op of src/io/onnx_sequence.cpp (embedding, lstm); false for other ops.
+// Emits `r` when it is an op of src/io/onnx_sequence.cpp (embedding, lstm, gru, rnn); false for other ops.
 bool emit_sequence_op(Graph& g, const trace::Record& r);
 // Emits `r` when it is an op of src/io/onnx_transformer.cpp (layer_norm, multihead_attention).
 bool emit_transformer_op(Graph& g, const trace::Record& r);

@@ -1,5 +1,5 @@
-// ONNX emitters for the ops of sequence models: the embedding lookup (Gather) and the LSTM (ONNX's
-// LSTM operator, one node per layer, its weights regrouped into ONNX's gate order).
+// ONNX emitters for the ops of sequence models: the embedding lookup (Gather) and the recurrent layers
+// (ONNX's LSTM, GRU and RNN operators, one node per layer, the weights regrouped into ONNX's gate order).
 #include <string>
 #include <vector>
 
@@ -11,11 +11,28 @@ namespace cohort::io::detail {
 
 namespace {
 
-// cohort (as PyTorch) stacks an LSTM's gate rows as i, f, g, o; ONNX's LSTM reads them as i, o, f, c
-// (c is cohort's g, the cell candidate). w: [4H, *] or [4H].
-Tensor to_onnx_gate_order(const Tensor& w) {
-  auto gates = chunk(w.detach(), 4, 0);
-  return cat({gates[0], gates[3], gates[1], gates[2]}, 0);
+// The three recurrent layers, as ONNX's LSTM, GRU and RNN operators see them: how many initial states
+// the trace carries (h0, and c0 for an LSTM), how many gates are stacked in a weight's rows, and how
+// cohort's (PyTorch's) gate order maps to ONNX's.
+struct Recurrent {
+  const char* onnx_op;
+  int64_t states, gates;
+  std::vector<int64_t> onnx_gate_order;  // cohort's gate index of each of ONNX's gates, in ONNX's order
+};
+
+// LSTM: cohort stacks i, f, g, o; ONNX reads i, o, f, c (c is cohort's g, the cell candidate).
+// GRU: cohort stacks r, z, n; ONNX reads z, r, h (h is cohort's n). RNN: one gate.
+const Recurrent kLstm{"LSTM", 2, 4, {0, 3, 1, 2}};
+const Recurrent kGru{"GRU", 1, 3, {1, 0, 2}};
+const Recurrent kRnn{"RNN", 1, 1, {0}};
+
+// w: [gates * H, *] or [gates * H] in cohort's gate order -> the same rows in ONNX's.
+Tensor to_onnx_gate_order(const Recurrent& kind, const Tensor& w) {
+  if (kind.gates == 1) return w.detach();
+  auto gates = chunk(w.detach(), kind.gates, 0);
+  std::vector<Tensor> ordered;
+  for (int64_t k : kind.onnx_gate_order) ordered.push_back(gates[static_cast<size_t>(k)]);
+  return cat(ordered, 0);
 }
 
 // The initializer name for an ONNX weight of the layer whose cohort weight is `like`: beside it in the
@@ -28,20 +45,33 @@ std::string weight_name(const Graph& g, const Tensor& like, const std::string& w
   return (dot == std::string::npos ? "" : name.substr(0, dot + 1)) + "onnx_" + what + "_l" + std::to_string(layer);
 }
 
-// inputs: x, h0, c0 (undefined when absent: zeros), then per layer and direction w_ih, w_hh, [b_ih,
-// b_hh]; x is [N, T, I] (batch_first) or [T, N, I]; the output is the last layer's h at every step,
-// the same layout, with D * H features.
-void emit_lstm(Graph& g, const trace::Record& r) {
+// The attributes that make ONNX's operator compute what cohort's layer does.
+std::vector<Attribute> recurrent_attrs(const Recurrent& kind, const trace::Record& r, int64_t D) {
+  std::vector<Attribute> attrs{Attribute::i("hidden_size", r.int_attr("hidden_size"))};
+  if (D == 2) attrs.push_back(Attribute::s("direction", "bidirectional"));
+  // PyTorch's GRU applies the reset gate after the hidden state's matrix product and bias:
+  // n = tanh(W_in x + b_in + r * (W_hn h + b_hn)); ONNX's default applies it before.
+  if (&kind == &kGru) attrs.push_back(Attribute::i("linear_before_reset", 1));
+  if (&kind == &kRnn) {
+    const std::string f = r.string_attr("nonlinearity") == "relu" ? "Relu" : "Tanh";
+    attrs.push_back(Attribute::strings("activations", std::vector<std::string>(static_cast<size_t>(D), f)));
+  }
+  return attrs;
+}
+
+// inputs: x, the initial states (h0, and c0 for an LSTM; undefined when absent: zeros), then per layer
+// and direction w_ih, w_hh, [b_ih, b_hh]; x is [N, T, I] (batch_first) or [T, N, I]; the output is
+// the last layer's h at every step, the same layout, with D * H features. One ONNX node per layer.
+void emit_recurrent(Graph& g, const trace::Record& r, const Recurrent& kind) {
   const Tensor& x = r.inputs[0];
-  const Tensor &h0 = r.inputs[1], &c0 = r.inputs[2];
-  COHORT_CHECK(x.dim() == 3, "lstm: an unbatched input (", x.sizes(), ") cannot be exported; hint: unsqueeze it "
+  COHORT_CHECK(x.dim() == 3, r.op, ": an unbatched input (", x.sizes(), ") cannot be exported; hint: unsqueeze it "
                "to a batch of one");
   const int64_t H = r.int_attr("hidden_size"), L = r.int_attr("num_layers");
   const bool bias = r.int_attr("bias") != 0, batch_first = r.int_attr("batch_first") != 0;
-  const int64_t D = r.int_attr("bidirectional") ? 2 : 1, per = bias ? 4 : 2;
-  COHORT_CHECK(static_cast<int64_t>(r.inputs.size()) == 3 + L * D * per, "lstm: the trace has ", r.inputs.size(),
-               " inputs for ", L, " layers; this is a bug in the exporter");
-  // ONNX's LSTM is time-major: X [T, N, I], Y [T, D, N, H].
+  const int64_t D = r.int_attr("bidirectional") ? 2 : 1, per = bias ? 4 : 2, first_weight = 1 + kind.states;
+  COHORT_CHECK(static_cast<int64_t>(r.inputs.size()) == first_weight + L * D * per, r.op, ": the trace has ",
+               r.inputs.size(), " inputs for ", L, " layers; this is a bug in the exporter");
+  // ONNX's recurrent operators are time-major: X [T, N, I], Y [T, D, N, H].
   std::string cur = g.value(x, r.op);
   if (batch_first) cur = g.node("Transpose", {cur}, {Attribute::ints("perm", {1, 0, 2})});
   auto layer_state = [&](const Tensor& s, int64_t layer) -> std::string {
@@ -52,20 +82,19 @@ void emit_lstm(Graph& g, const trace::Record& r) {
   for (int64_t layer = 0; layer < L; ++layer) {
     std::vector<Tensor> w, rw, b;
     for (int64_t d = 0; d < D; ++d) {
-      const Tensor* p = &r.inputs[static_cast<size_t>(3 + (layer * D + d) * per)];
-      w.push_back(to_onnx_gate_order(p[0]));
-      rw.push_back(to_onnx_gate_order(p[1]));
-      if (bias) b.push_back(cat({to_onnx_gate_order(p[2]), to_onnx_gate_order(p[3])}, 0));
+      const Tensor* p = &r.inputs[static_cast<size_t>(first_weight + (layer * D + d) * per)];
+      w.push_back(to_onnx_gate_order(kind, p[0]));
+      rw.push_back(to_onnx_gate_order(kind, p[1]));
+      if (bias) b.push_back(cat({to_onnx_gate_order(kind, p[2]), to_onnx_gate_order(kind, p[3])}, 0));
     }
-    const Tensor& first = r.inputs[static_cast<size_t>(3 + layer * D * per)];
+    const Tensor& first = r.inputs[static_cast<size_t>(first_weight + layer * D * per)];
     std::vector<std::string> inputs{cur, g.constant(stack(w, 0), weight_name(g, first, "W", layer)),
                                     g.constant(stack(rw, 0), weight_name(g, first, "R", layer)),
                                     bias ? g.constant(stack(b, 0), weight_name(g, first, "B", layer)) : "",
-                                    /*sequence_lens=*/"", layer_state(h0, layer), layer_state(c0, layer)};
+                                    /*sequence_lens=*/""};
+    for (int64_t s = 0; s < kind.states; ++s) inputs.push_back(layer_state(r.inputs[static_cast<size_t>(1 + s)], layer));
     while (inputs.back().empty()) inputs.pop_back();  // trailing optional inputs are left out
-    std::vector<Attribute> attrs{Attribute::i("hidden_size", H)};
-    if (D == 2) attrs.push_back(Attribute::s("direction", "bidirectional"));
-    const std::string y = g.node("LSTM", inputs, std::move(attrs));
+    const std::string y = g.node(kind.onnx_op, inputs, recurrent_attrs(kind, r, D));
     // [T, D, N, H] -> [T, N, D * H], the next layer's input: with one direction a Reshape (rather
     // than a Squeeze, whose axes became an input in opset 13, which older runtimes do not read).
     cur = D == 1 ? g.node("Reshape", {y, g.constant_ints({0, -1, H})})
@@ -87,8 +116,8 @@ bool emit_sequence_op(Graph& g, const trace::Record& r) {
     g.emit(r.output, "Gather", {g.value(r.inputs[0], r.op), g.value(r.inputs[1], r.op)}, {Attribute::i("axis", 0)});
     return true;
   }
-  if (r.op == "lstm") {
-    emit_lstm(g, r);
+  if (r.op == "lstm" || r.op == "gru" || r.op == "rnn") {
+    emit_recurrent(g, r, r.op == "lstm" ? kLstm : r.op == "gru" ? kGru : kRnn);
     return true;
   }
   return false;

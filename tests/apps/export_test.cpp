@@ -24,6 +24,7 @@
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/creation.h"
 #include "support/subprocess.h"
+#include "io/onnx_test_util.h"
 
 #include "app/data_setup.h"
 #include "app/data_spec.h"
@@ -99,6 +100,7 @@ TEST_F(Export, WritesTheCheckpointsModel) {
     data::transforms::Normalize<> normalize(checkpoint.data->mean, checkpoint.data->std);
     y = model->forward(normalize(x));
   }
+  check_in_onnxruntime_if_available(dir, file, x, y, {"--argmax"});
   const Finished probe =
       run_process({"/usr/bin/python3", "-c", "import onnx, cv2"}, dir, "probe", std::chrono::seconds(120));
   if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2: " << probe.err;
@@ -230,6 +232,8 @@ TEST(ExportTable, RawCsvRowsThroughTheFileGivePredictsAnswers) {
   for (int64_t r = 0; r < rows.size(0); ++r)
     ASSERT_EQ(predictions[static_cast<size_t>(r)].at("top")[0].at("index").get<int64_t>(), classes[r].item<int64_t>())
         << "row " << r;
+  // onnxruntime on the raw rows predict read gives its logits and classes.
+  check_in_onnxruntime_if_available(dir, file, rows, logits, {"--argmax"});
 
   // The file, run by other engines on the raw rows, gives the same logits and the same classes.
   const Finished probe =
@@ -316,6 +320,7 @@ TEST(ExportLanguageModel, CharLstmFileGivesTheModelsLogitsAndGeneratesNextCharac
     NoGradGuard no_grad;
     logits = model->forward(ids);
   }
+  check_in_onnxruntime_if_available(dir, file, ids, logits, {"--argmax"});
   if (!check_language_model(dir, file, ids, logits, {}))
     GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2";
 
@@ -388,6 +393,7 @@ TEST(ExportLanguageModel, CharTransformerFileTakesTheWindowAndPaddingKeepsTheNex
     NoGradGuard no_grad;
     logits = model->forward(ids);
   }
+  check_in_onnxruntime_if_available(dir, file, ids, logits, {"--argmax"});
   if (!check_language_model(dir, file, ids, logits, {}))
     GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2";
 

@@ -29,6 +29,7 @@
 #include "support/error_of.h"
 #include "cohort/ops/shape.h"
 #include "io/io_test_util.h"
+#include "io/onnx_test_util.h"
 #include "support/error_of.h"
 #include "support/subprocess.h"
 
@@ -60,22 +61,6 @@ class Onnx : public ScratchDir {
     std::cout << model.filename().string() << ":\n" << check.out;
   }
 };
-
-// Batch norms with their initial statistics (mean 0, var 1, weight 1, bias 0) are the identity;
-// random ones make the export of each term visible.
-void randomize_batch_norms(nn::Module& m) {
-  NoGradGuard no_grad;
-  for (const auto& item : m.named_buffers()) {
-    const std::string& name = item.key();
-    if (name.find("running_mean") != std::string::npos) item.value().copy_(randn(item.value().sizes()) * 0.1);
-    if (name.find("running_var") != std::string::npos) item.value().copy_(rand(item.value().sizes()) + 0.5);
-  }
-  for (const auto& item : m.named_parameters()) {
-    const std::string& name = item.key();
-    const Tensor& p = item.value();
-    if (p.dim() == 1 && name.find("bn") != std::string::npos) p.copy_(randn(p.sizes()) * 0.1 + (name.find("weight") != std::string::npos ? 1.0 : 0.0));
-  }
-}
 
 TEST_F(Onnx, EveryZooModelRunsInOtherEngines) {
   for (const std::string& name : models::names()) {
@@ -201,6 +186,7 @@ TEST_F(Onnx, LstmVariantsMapToOnnxLstm) {
       y = forward(x);
     }
     check_in_other_engines(file, x, y, {"--numpy", "--opencv-may-refuse"});
+    check_in_onnxruntime(dir_, file, x, y);
   }
   // A GRU is refused by name.
   nn::GRU gru(nn::GRUOptions(4, 5));

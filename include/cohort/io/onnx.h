@@ -22,7 +22,10 @@
 // evaluation mode (the identity), embedding (Gather; the input may then be int64 ids), nn::LSTM
 // (ONNX's LSTM, one node per layer, gates regrouped from cohort's i, f, g, o to ONNX's i, o, f, c; any
 // number of layers, one or two directions, with or without bias, batch_first or not, initial states
-// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), layer_norm
+// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), the ops "gru" and
+// "rnn" in the same form (ONNX's GRU with linear_before_reset=1, gates regrouped from r, z, n to z, r,
+// h; ONNX's RNN with Tanh or Relu) for a layer that reports them (nn::GRU and nn::RNN do not yet: they
+// are refused by name), layer_norm
 // (LayerNormalization from opset 17, its ReduceMean decomposition before), nn::MultiheadAttention
 // (batched, kdim = vdim = embed_dim, a 2-d attn_mask or none, no key_padding_mask; as MatMul, Reshape,
 // Transpose and Softmax nodes). An op whose inputs are all constants and that needs no gradient (a
@@ -33,8 +36,8 @@
 // (and the second, with dynamic_sequence) are those of the example.
 //
 // Throws cohort::Error "export_onnx: <path>: ..." naming the op for anything it cannot represent: an
-// op without an ONNX mapping (named by the op, or by its autograd node when the op does not report
-// itself, e.g. "CumsumBackward0"), a module in training mode (batch norm, dropout), an output that
+// op without an ONNX mapping (named by the op and the module whose parameter it reads, or by its
+// autograd node when the op does not report itself, e.g. "CumsumBackward0"), a module in training mode (batch norm, dropout), an output that
 // does not depend on the input, an input other than float32/float64/int64, a normalisation of int64
 // ids or one that does not fit the
 // input's dim 1, an empty or repeated metadata key. The file is written atomically (Note
