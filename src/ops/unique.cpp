@@ -33,8 +33,13 @@ Groups group_rows(const char* op, const Tensor& flat, int64_t n, int64_t width) 
   return dispatch(flat.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* p = flat.data_ptr<T>();
+    // NaN sorts after every number (and ties with NaN), so the order is strict and weak; `same`
+    // still tells NaNs apart, so each NaN is a value of its own, as in PyTorch's values (whose
+    // inverse and counts for NaN are not meaningful in 1.13: it counts them 0).
+    auto before = [](T u, T v) { return u == u && (v != v || u < v); };
     auto less = [&](int64_t a, int64_t b) {
-      return std::lexicographical_compare(p + a * width, p + (a + 1) * width, p + b * width, p + (b + 1) * width);
+      return std::lexicographical_compare(p + a * width, p + (a + 1) * width, p + b * width, p + (b + 1) * width,
+                                          before);
     };
     auto same = [&](int64_t a, int64_t b) { return std::equal(p + a * width, p + (a + 1) * width, p + b * width); };
     std::vector<int64_t> order(n);

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/padding.h"
@@ -53,6 +56,19 @@ TEST(ReorderOps, UnfoldIsAViewAndRepeatInterleaveHasAnIndexForm) {
   EXPECT_THAT(ints(repeat_interleave(longs({2, 0, 1}))), ElementsAre(0, 0, 2));
   EXPECT_THAT(ints(roll(longs({1, 2, 3, 4}), {-1})), ElementsAre(2, 3, 4, 1));
   EXPECT_THAT(ints(flip(longs({1, 2, 3}), {0})), ElementsAre(3, 2, 1));
+}
+
+// Every element NaN is a value of its own, sorted after the numbers: PyTorch 1.13's values
+// (0, 1, nan, nan); each NaN counted once (1.13 reports counts 0 and inverse 0 for them).
+TEST(UniqueOps, NanIsDistinctAndLast) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto [values, inverse, counts] = _unique2(tensor({nan, 1.0, nan, 0.0, 1.0}, TensorOptions(kFloat64)), true, true, true);
+  ASSERT_EQ(values.numel(), 4);
+  EXPECT_EQ(values[0].item<double>(), 0.0);
+  EXPECT_EQ(values[1].item<double>(), 1.0);
+  EXPECT_TRUE(std::isnan(values[2].item<double>()) && std::isnan(values[3].item<double>()));
+  EXPECT_THAT(ints(counts), ElementsAre(1, 2, 1, 1));
+  EXPECT_THAT(ints(inverse), ElementsAre(2, 1, 3, 0, 1));
 }
 
 TEST(ScatterOps, Errors) {
