@@ -55,14 +55,18 @@
 #include "cohort/ops/loss.h"
 #include "cohort/ops/normalization.h"
 #include "cohort/ops/optimizer_step.h"
+#include "cohort/ops/padding.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/pooling.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/reduction_mode.h"
+#include "cohort/ops/reorder.h"
 #include "cohort/ops/rnn.h"
+#include "cohort/ops/scatter.h"
 #include "cohort/ops/shape.h"
 #include "cohort/ops/softmax.h"
 #include "cohort/ops/sorting.h"
+#include "cohort/ops/unique.h"
 
 // autograd: the backward engine, grad mode, graph nodes, recording an op's backward
 #include "cohort/autograd/engine.h"
