@@ -7,8 +7,11 @@
 #include "cohort/ops/linalg.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
+#include "cohort/ops/reorder.h"
+#include "cohort/ops/scatter.h"
 #include "cohort/ops/shape.h"
 #include "cohort/ops/sorting.h"
+#include "cohort/ops/unique.h"
 
 namespace cohort {
 
@@ -60,8 +63,17 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef s, int64_t d) const { r
 std::vector<Tensor> Tensor::unbind(int64_t d) const { return cohort::unbind(*this, d); }
 Tensor Tensor::as_strided(IntArrayRef s, IntArrayRef st, std::optional<int64_t> o) const { return cohort::as_strided(*this, s, st, o); }
 Tensor Tensor::contiguous() const { return cohort::contiguous(*this); }
+Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const { return cohort::unfold(*this, d, size, step); }
 Tensor Tensor::clone() const { return cohort::clone(*this); }
 Tensor Tensor::repeat(IntArrayRef r) const { return cohort::repeat(*this, r); }
+Tensor Tensor::repeat_interleave(int64_t r, std::optional<int64_t> d, std::optional<int64_t> n) const {
+  return cohort::repeat_interleave(*this, r, d, n);
+}
+Tensor Tensor::repeat_interleave(const Tensor& r, std::optional<int64_t> d, std::optional<int64_t> n) const {
+  return cohort::repeat_interleave(*this, r, d, n);
+}
+Tensor Tensor::flip(IntArrayRef dims) const { return cohort::flip(*this, dims); }
+Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return cohort::roll(*this, shifts, dims); }
 
 Tensor Tensor::to(DType t, bool, bool copy) const { return cohort::to(*this, TensorOptions(t), copy); }
 Tensor Tensor::to(Device d, bool, bool copy) const { return cohort::to(*this, TensorOptions(d), copy); }

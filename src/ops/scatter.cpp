@@ -1,4 +1,4 @@
-// scatter, index_add and masked_scatter. scatter has its own kernel and
+// scatter, index_add and masked_scatter, out of place and in place. scatter has its own kernel and
 // node; index_add and masked_scatter are composed of scatter_add, gather and where, so their
 // gradients (and second gradients) come from those ops.
 #include "cohort/ops/scatter.h"
@@ -11,6 +11,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "ops/cpu/kernels.h"
 #include "ops/cpu/scatter_kernels.h"
 #include "ops/internal.h"
 
@@ -59,6 +60,18 @@ Tensor gathered_to(const Tensor& g, int64_t dim, const Tensor& index, const Shap
     gs = cat({gs, zeros(pad, g.options())}, d);
   }
   return gs;
+}
+
+// Writes `result` (self's op computed out of place) into self, and gives self result's history.
+const Tensor& assign(const char* op, const Tensor& self, const Tensor& result) {
+  detail::check_inplace(op, self, result.requires_grad());
+  {
+    NoGradGuard no_grad;
+    kernel::copy(self, result);
+  }
+  detail::rebase_history(self, result);
+  self.unsafe_impl()->storage()->bump_version();
+  return self;
 }
 
 }  // namespace
@@ -128,5 +141,30 @@ Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source)
   Tensor placed = scatter_add(zeros({x.numel()}, x.options()), 0, index, values);
   return where(m, placed, x.reshape({-1})).view(x.sizes());
 }
+
+const Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Tensor& s) const {
+  return assign("scatter_", *this, cohort::scatter(*this, d, i, s));
+}
+const Tensor& Tensor::scatter_(int64_t d, const Tensor& i, const Scalar& v) const {
+  return assign("scatter_", *this, cohort::scatter(*this, d, i, v));
+}
+const Tensor& Tensor::scatter_add_(int64_t d, const Tensor& i, const Tensor& s) const {
+  return assign("scatter_add_", *this, cohort::scatter_add(*this, d, i, s));
+}
+const Tensor& Tensor::index_add_(int64_t d, const Tensor& i, const Tensor& s, const Scalar& a) const {
+  return assign("index_add_", *this, cohort::index_add(*this, d, i, s, a));
+}
+const Tensor& Tensor::masked_scatter_(const Tensor& m, const Tensor& s) const {
+  return assign("masked_scatter_", *this, cohort::masked_scatter(*this, m, s));
+}
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Tensor& s) const { return cohort::scatter(*this, d, i, s); }
+Tensor Tensor::scatter(int64_t d, const Tensor& i, const Scalar& v) const { return cohort::scatter(*this, d, i, v); }
+Tensor Tensor::scatter_add(int64_t d, const Tensor& i, const Tensor& s) const {
+  return cohort::scatter_add(*this, d, i, s);
+}
+Tensor Tensor::index_add(int64_t d, const Tensor& i, const Tensor& s, const Scalar& a) const {
+  return cohort::index_add(*this, d, i, s, a);
+}
+Tensor Tensor::masked_scatter(const Tensor& m, const Tensor& s) const { return cohort::masked_scatter(*this, m, s); }
 
 }  // namespace cohort

@@ -119,4 +119,6 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool sorted, bool ret
              : _unique2(x, sorted, return_inverse, return_counts);
 }
 
+Tensor Tensor::nonzero() const { return cohort::nonzero(*this); }
+
 }  // namespace cohort

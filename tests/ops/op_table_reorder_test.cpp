@@ -1,9 +1,10 @@
 // Op-table rows for the ops that reorder, window or repeat elements (flip, roll, unfold,
-// repeat_interleave) and for padding. Each reference names, for every output element, the input
+// repeat_interleave), for padding, and for the in-place forms of shape and scatter ops. Each reference names, for every output element, the input
 // element it holds (or the padding value).
 #include "cohort/ops/creation.h"
 #include "cohort/ops/padding.h"
 #include "cohort/ops/reorder.h"
+#include "cohort/ops/scatter.h"
 #include "support/op_table.h"
 
 namespace cohort::testing {
@@ -101,7 +102,62 @@ std::vector<OpRow> padding_rows() {
   };
 }
 
+// In-place forms on a fresh non-leaf copy (x * 1), so that autograd follows the tensor's new
+// history: the same values and gradients as the out-of-place ops.
+std::vector<OpRow> inplace_rows() {
+  auto on_copy = [](std::function<void(const Tensor&, const In&)> f) {
+    return [f](const In& x) {
+      Tensor y = x[0] * 1.0;
+      f(y, x);
+      return Out{y};
+    };
+  };
+  return {
+      moved("unsqueeze_", {{{2, 3}}}, [](const Tensor& x) { Tensor y = x * 1.0; y.unsqueeze_(1); return y; },
+            [](const Shape& s) { return Shape{s[0], 1, s[1]}; }, [](const Idx& i, const Shape&) { return Idx{i[0], i[2]}; }),
+      moved("squeeze_", {{{2, 1, 3}}}, [](const Tensor& x) { Tensor y = x * 1.0; y.squeeze_(1); return y; },
+            [](const Shape& s) { return Shape{s[0], s[2]}; }, [](const Idx& i, const Shape&) { return Idx{i[0], 0, i[1]}; }),
+      moved("squeeze_all_", {{{2, 1, 3, 1}}}, [](const Tensor& x) { Tensor y = x * 1.0; y.squeeze_(); return y; },
+            [](const Shape& s) { return Shape{s[0], s[2]}; }, [](const Idx& i, const Shape&) { return Idx{i[0], 0, i[1], 0}; }),
+      moved("transpose_", {{{2, 3, 4}}}, [](const Tensor& x) { Tensor y = x * 1.0; y.transpose_(0, 2); return y; },
+            [](const Shape& s) { return Shape{s[2], s[1], s[0]}; }, [](const Idx& i, const Shape&) { return Idx{i[2], i[1], i[0]}; }),
+      moved("t_", {{{2, 3}}}, [](const Tensor& x) { Tensor y = x * 1.0; y.t_(); return y; },
+            [](const Shape& s) { return Shape{s[1], s[0]}; }, [](const Idx& i, const Shape&) { return Idx{i[1], i[0]}; }),
+      {.name = "scatter_",
+       .samples = {{{3, 4}, {3, 1}, {3, 1}}},
+       .op = on_copy([](const Tensor& y, const In& x) { y.scatter_(1, x[1], x[2]); }),
+       .ref = [](const Refs& x) {
+         Nd r = x[0];
+         for (int64_t i = 0; i < 3; ++i) r.at({i, static_cast<int64_t>(x[1].v[i])}) = x[2].v[i];
+         return Refs{r};
+       },
+       .domains = {Domain{}, index_below(4), Domain{}}, .specials = true},
+      {.name = "index_add_",
+       .samples = {{{4, 3}, {5}, {5, 3}}},
+       .op = on_copy([](const Tensor& y, const In& x) { y.index_add_(0, x[1], x[2], 2.0); }),
+       .ref = [](const Refs& x) {
+         Nd r = x[0];
+         for (int64_t k = 0; k < 5; ++k)
+           for (int64_t c = 0; c < 3; ++c) r.at({static_cast<int64_t>(x[1].v[k]), c}) += 2.0 * x[2].at({k, c});
+         return Refs{r};
+       },
+       .domains = {Domain{}, index_below(4), Domain{}}, .specials = true},
+      {.name = "masked_scatter_",
+       .samples = {{{2, 3}, {2, 3}, {6}}},
+       .op = on_copy([](const Tensor& y, const In& x) { y.masked_scatter_(x[1], x[2]); }),
+       .ref = [](const Refs& x) {
+         Nd r = x[0];
+         int64_t next = 0;
+         for (int64_t f = 0; f < r.numel(); ++f)
+           if (x[1].v[f] != 0) r.v[f] = x[2].v[next++];
+         return Refs{r};
+       },
+       .domains = {Domain{}, boolean(), Domain{}}, .specials = true},
+  };
+}
+
 COHORT_OP_ROWS("reorder", reorder_rows);
+COHORT_OP_ROWS("inplace", inplace_rows);
 COHORT_OP_ROWS("padding", padding_rows);
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/padding.h"
+#include "cohort/ops/pointwise.h"
 #include "cohort/ops/reorder.h"
 #include "cohort/ops/scatter.h"
 #include "cohort/ops/unique.h"
@@ -106,6 +107,48 @@ TEST(UniqueOps, ResultsNotAskedForAreEmptyAndNonzeroOfNothingHasNoRows) {
   EXPECT_THAT(ints(rinv), ElementsAre(1, 1, 0));
   EXPECT_THAT(ints(rcounts), ElementsAre(1, 2));
   EXPECT_THROW(unique_dim(zeros({2}), 1), IndexError);
+}
+
+// libtorch's method spellings give the free functions' results.
+TEST(PortedOps, TensorMethods) {
+  Tensor x = arange(6, TensorOptions(kInt64)).view({2, 3});
+  EXPECT_THAT(ints(x.flip({1})), ElementsAre(2, 1, 0, 5, 4, 3));
+  EXPECT_THAT(ints(x.roll({1}, {1})), ElementsAre(2, 0, 1, 5, 3, 4));
+  EXPECT_THAT(x.unfold(1, 2, 1).sizes().vec(), ElementsAre(2, 2, 2));
+  EXPECT_THAT(ints(x.repeat_interleave(2, 0)), ElementsAre(0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5));
+  EXPECT_THAT(ints(x.repeat_interleave(longs({0, 1}), 0)), ElementsAre(3, 4, 5));
+  EXPECT_THAT(ints(x.nonzero()), ElementsAre(0, 1, 0, 2, 1, 0, 1, 1, 1, 2));
+  Tensor index = longs({2, 0}).view({2, 1});
+  EXPECT_THAT(ints(x.scatter(1, index, -1)), ElementsAre(0, 1, -1, -1, 4, 5));
+  EXPECT_THAT(ints(x.scatter_add(1, index, longs({10, 20}).view({2, 1}))), ElementsAre(0, 1, 12, 23, 4, 5));
+  EXPECT_THAT(ints(x.index_add(0, longs({1}), longs({1, 1, 1}).view({1, 3}))), ElementsAre(0, 1, 2, 4, 5, 6));
+  EXPECT_THAT(ints(x.masked_scatter(x.gt(3), longs({7, 8}))), ElementsAre(0, 1, 2, 3, 7, 8));
+  EXPECT_THAT(ints(cohort::max(x, longs({1, 1, 9}))), ElementsAre(1, 1, 9, 3, 4, 9));
+  EXPECT_THAT(ints(cohort::min(x, longs({1, 1, 9}))), ElementsAre(0, 1, 2, 1, 1, 5));
+}
+
+TEST(PortedOps, InPlaceForms) {
+  Tensor x = arange(6, TensorOptions(kInt64)).view({2, 3});
+  Tensor y = x.clone();
+  EXPECT_TRUE(&y.scatter_(1, longs({0, 0}).view({2, 1}), 9) == &y);
+  EXPECT_THAT(ints(y), ElementsAre(9, 1, 2, 9, 4, 5));
+  y.index_add_(1, longs({2}), longs({1, 1}).view({2, 1}));
+  EXPECT_THAT(ints(y), ElementsAre(9, 1, 3, 9, 4, 6));
+  y.masked_scatter_(y.eq(9), longs({-1, -2}));
+  EXPECT_THAT(ints(y), ElementsAre(-1, 1, 3, -2, 4, 6));
+  y.scatter_add_(0, longs({1, 1, 1}).view({1, 3}), longs({1, 1, 1}).view({1, 3}));
+  EXPECT_THAT(ints(y), ElementsAre(-1, 1, 3, -1, 5, 7));
+  Tensor z = x.clone();
+  z.unsqueeze_(0);
+  EXPECT_THAT(z.sizes().vec(), ElementsAre(1, 2, 3));
+  z.squeeze_();
+  z.t_();
+  EXPECT_THAT(z.sizes().vec(), ElementsAre(3, 2));
+  EXPECT_THAT(ints(z), ElementsAre(0, 3, 1, 4, 2, 5));
+  z.transpose_(0, 1).unsqueeze_(-1).squeeze_(2);
+  EXPECT_THAT(ints(z), ElementsAre(0, 1, 2, 3, 4, 5));
+  Tensor leaf = zeros({2}, TensorOptions(kFloat64)).requires_grad_();
+  EXPECT_THAT(error_of([&] { leaf.unsqueeze_(0); }), HasSubstr("unsqueeze_: a leaf tensor that requires grad"));
 }
 
 TEST(PaddingOps, Errors) {

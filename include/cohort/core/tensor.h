@@ -143,10 +143,24 @@ class Tensor {
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset = std::nullopt) const;
   Tensor contiguous() const;
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  // In place: this tensor takes the geometry of unsqueeze/squeeze/transpose/t and, when it carries a
+  // graph, that view's history (shape_inplace.cpp). Refused on a leaf that requires grad.
+  const Tensor& unsqueeze_(int64_t dim) const;
+  const Tensor& squeeze_() const;
+  const Tensor& squeeze_(int64_t dim) const;
+  const Tensor& transpose_(int64_t dim0, int64_t dim1) const;
+  const Tensor& t_() const;
 
   // --- Copies and conversions -------------------------------------------------------------------
   Tensor clone() const;
   Tensor repeat(IntArrayRef repeats) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
   const Tensor& fill_(const Scalar& value) const;
   // Fills with values drawn from the default generator: uniform on [from, to), or normal.
@@ -298,6 +312,17 @@ class Tensor {
   Tensor bmm(const Tensor& other) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  const Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  const Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  const Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  const Tensor& masked_scatter_(const Tensor& mask, const Tensor& source) const;
+  Tensor nonzero() const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;

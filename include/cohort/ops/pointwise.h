@@ -23,6 +23,9 @@ Tensor pow(const Scalar& a, const Tensor& exponent);
 // Elementwise max and min; NaN if either is NaN (PyTorch's maximum/minimum, not fmax/fmin).
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+// libtorch's two-tensor overloads of max and min are maximum and minimum.
+inline Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+inline Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
 
 // `out=` forms: write into `out`, which is resized when its shape differs and must be able to hold
 // the result type. Return out.

@@ -1,5 +1,5 @@
 // Writing values at indexed places: scatter, index_add, masked_scatter (scatter_add is in
-// indexing.h), out of place.
+// indexing.h). Each is also a Tensor method, out of place and in place (x.scatter_(1, index, src)).
 //   scatter(x, 1, index, src)        // out[i][index[i][j]] = src[i][j] for dim 1
 //   index_add(x, 0, index, source)   // out[index[i]] += source[i] (rows)
 //   masked_scatter(x, mask, source)  // the true places of mask take source's elements in order
