@@ -301,9 +301,8 @@ std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std
   const bool batched = input.dim() == 3, lstm = c.mode == RNNMode::LSTM;
   // An LSTM reports as one op (the exporter maps it to ONNX's LSTM), with its initial states
   // (undefined when absent: zeros) and its weights; the ops inside run unrecorded.
-  trace::OpScope trace(lstm ? "lstm" : "rnn");
+  trace::OpScope trace(lstm ? "lstm" : c.mode == RNNMode::GRU ? "gru" : "rnn");
   if (trace) {
-    trace.refuse_if(!lstm, std::string("as ") + name_of(c) + " (only LSTM has an ONNX mapping in cohort)");
     trace.refuse_if(c.proj_size > 0, "with proj_size > 0 (ONNX's LSTM has no projection)");
     trace.refuse_if(training && c.dropout > 0 && c.num_layers > 1,
                     "in training mode with dropout between layers; hint: call eval() first");
@@ -325,11 +324,15 @@ std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std
     out = out.transpose(0, 1);
   }
   if (trace) {
-    std::vector<Tensor> inputs{input, lstm && hx[0].defined() ? hx[0] : Tensor(), lstm ? hx[1] : Tensor()};
+    std::vector<Tensor> inputs{input, hx[0]};
+    if (lstm) inputs.push_back(hx[1]);
     inputs.insert(inputs.end(), weights.begin(), weights.end());
-    trace.record(std::move(inputs), out,
-                 {{"hidden_size", c.hidden_size}, {"num_layers", c.num_layers}, {"bias", int64_t{c.bias}},
-                  {"batch_first", int64_t{c.batch_first}}, {"bidirectional", int64_t{c.bidirectional}}});
+    std::vector<trace::Attr> attrs{{"hidden_size", c.hidden_size}, {"num_layers", c.num_layers},
+                                   {"bias", int64_t{c.bias}}, {"batch_first", int64_t{c.batch_first}},
+                                   {"bidirectional", int64_t{c.bidirectional}}};
+    if (!lstm && c.mode != RNNMode::GRU)
+      attrs.push_back({"nonlinearity", std::string(c.mode == RNNMode::RNNReLU ? "relu" : "tanh")});
+    trace.record(std::move(inputs), out, std::move(attrs));
   }
   return {out, states};
 }

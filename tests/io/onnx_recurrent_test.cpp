@@ -1,10 +1,6 @@
 // nn::GRU and nn::RNN (tanh, relu) as ONNX's GRU and RNN operators, checked against cohort's forward by
 // the numpy evaluator of the operator equations (check_onnx.py --numpy) and by onnxruntime: gate orders,
 // two directions, two layers, initial states, no bias, batch-first and time-major inputs.
-//
-// The layers themselves still refuse the trace (src/nn/rnn.cpp reports only an LSTM); until they
-// report, reported_forward below reports them as the emitter reads them (src/io/onnx_sequence.cpp:
-// op "gru" or "rnn", inputs x, h0 and the flat weights, attributes as an LSTM's plus "nonlinearity").
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -36,25 +32,6 @@ struct Variant {
 
 void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
-// `layer`'s forward on x from h0 (undefined: zeros), reported to the tracer as one op.
-template <class Layer>
-Tensor reported_forward(Layer& layer, const Variant& v, const Tensor& x, const Tensor& h0) {
-  trace::OpScope scope(v.gru ? "gru" : "rnn");
-  Tensor out = std::get<0>(layer->forward(x, h0));
-  if (scope) {
-    std::vector<Tensor> inputs{x, h0};
-    for (const Tensor& w : layer->all_weights()) inputs.push_back(w);
-    std::vector<trace::Attr> attrs{{"hidden_size", layer->options.hidden_size()},
-                                   {"num_layers", layer->options.num_layers()},
-                                   {"bias", int64_t{v.bias}},
-                                   {"batch_first", int64_t{v.batch_first}},
-                                   {"bidirectional", int64_t{v.bidirectional}}};
-    if (!v.gru) attrs.push_back({"nonlinearity", std::string(v.relu ? "relu" : "tanh")});
-    scope.record(std::move(inputs), out, std::move(attrs));
-  }
-  return out;
-}
-
 class OnnxRecurrent : public ScratchDir, public ::testing::WithParamInterface<Variant> {
  protected:
   template <class Layer>
@@ -63,7 +40,7 @@ class OnnxRecurrent : public ScratchDir, public ::testing::WithParamInterface<Va
     layer->eval();
     const int64_t D = v.bidirectional ? 2 : 1, N = 2, T = 4;
     const Tensor h0 = v.initial_state ? randn({v.layers * D, N, 5}) : Tensor();
-    auto forward = [&](const Tensor& x) { return reported_forward(layer, v, x, h0); };
+    auto forward = [&](const Tensor& x) { return std::get<0>(layer->forward(x, h0)); };
     auto options = io::OnnxExportOptions();
     // A constant initial state fixes the batch; time-major inputs have no dynamic dimension to name.
     if (v.initial_state || !v.batch_first) options.dynamic_batch(false);

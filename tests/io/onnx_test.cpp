@@ -188,12 +188,6 @@ TEST_F(Onnx, LstmVariantsMapToOnnxLstm) {
     check_in_other_engines(file, x, y, {"--numpy", "--opencv-may-refuse"});
     check_in_onnxruntime(dir_, file, x, y);
   }
-  // A GRU is refused by name.
-  nn::GRU gru(nn::GRUOptions(4, 5));
-  const std::string error = testing::error_of(
-      [&] { io::export_onnx(*gru, [&](const Tensor& x) { return std::get<0>(gru->forward(x)); }, randn({3, 2, 4}),
-                            path("gru.onnx")); });
-  EXPECT_THAT(error, HasSubstr("rnn: cannot be traced as GRU")) << error;
 }
 
 TEST_F(Onnx, ModelOpsAreRecordedOnceEach) {

@@ -22,10 +22,9 @@
 // evaluation mode (the identity), embedding (Gather; the input may then be int64 ids), nn::LSTM
 // (ONNX's LSTM, one node per layer, gates regrouped from cohort's i, f, g, o to ONNX's i, o, f, c; any
 // number of layers, one or two directions, with or without bias, batch_first or not, initial states
-// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), the ops "gru" and
-// "rnn" in the same form (ONNX's GRU with linear_before_reset=1, gates regrouped from r, z, n to z, r,
-// h; ONNX's RNN with Tanh or Relu) for a layer that reports them (nn::GRU and nn::RNN do not yet: they
-// are refused by name), layer_norm
+// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), nn::GRU and nn::RNN
+// in the same form (ONNX's GRU with linear_before_reset=1, gates regrouped from r, z, n to z, r, h;
+// ONNX's RNN with Tanh or Relu), layer_norm
 // (LayerNormalization from opset 17, its ReduceMean decomposition before), nn::MultiheadAttention
 // (batched, kdim = vdim = embed_dim, a 2-d attn_mask or none, no key_padding_mask; as MatMul, Reshape,
 // Transpose and Softmax nodes). An op whose inputs are all constants and that needs no gradient (a
