@@ -8,6 +8,7 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
+#include "cohort/ops/unique.h"
 #include "ops/cpu/kernels.h"
 #include "ops/internal.h"
 
@@ -33,9 +34,15 @@ void check_index_tensor(const char* op, const Tensor& x, int64_t dim, const Tens
                   dim, " with size ", n);
 }
 
-// Applies integer, slice, None and ellipsis indices as views; returns the view and, for a tensor
-// index, the dim it applies to (only one tensor index is supported).
-Tensor apply_basic(const Tensor& x, ArrayRef<TensorIndex> indices, Tensor* tensor_index, int64_t* tensor_dim) {
+// A tensor index and the dim of the basic view it applies to (its first, for a bool mask).
+struct TensorAt {
+  Tensor index;
+  int64_t dim;
+};
+
+// Applies integer, slice, None and ellipsis indices as views; returns the view and the tensor
+// indices with the dims of the view they apply to.
+Tensor apply_basic(const Tensor& x, ArrayRef<TensorIndex> indices, std::vector<TensorAt>* tensors) {
   int64_t consumed = 0;
   bool ellipsis = false;
   for (const TensorIndex& i : indices) {
@@ -61,9 +68,8 @@ Tensor apply_basic(const Tensor& x, ArrayRef<TensorIndex> indices, Tensor* tenso
       case TensorIndex::Kind::None: r = unsqueeze(r, dim); ++dim; break;
       case TensorIndex::Kind::Ellipsis: dim += x.dim() - consumed; break;
       case TensorIndex::Kind::Tensor:
-        COHORT_CHECK_AS(IndexError, !tensor_index->defined(), "index: only one tensor index is supported");
-        *tensor_index = i.tensor();
-        *tensor_dim = dim;
+        // Index tensors may live on another device than x (as CPU indices of a CUDA tensor in PyTorch).
+        tensors->push_back({i.tensor().to(x.device()), dim});
         dim += i.tensor().dtype() == kBool ? i.tensor().dim() : 1;
         break;
     }
@@ -82,13 +88,146 @@ Tensor mask_to_index(const Tensor& mask) {
   return tensor(ArrayRef<int64_t>(idx), TensorOptions(kInt64).device(mask.device()));
 }
 
+// idx (int32 or int64) as int64 within [0, n): negative values count from the end, as in PyTorch.
+Tensor wrapped_index(const char* op, const Tensor& idx, int64_t n, int64_t dim) {
+  COHORT_CHECK_AS(TypeError, idx.dtype() == kInt64 || idx.dtype() == kInt32, op,
+                  ": expected an int64, int32 or bool index tensor, got ", idx.dtype());
+  Tensor i = idx.to(kInt64);
+  if (i.numel() == 0) return i;
+  const int64_t lo = i.min().item<int64_t>(), hi = i.max().item<int64_t>();
+  COHORT_CHECK_AS(IndexError, lo >= -n && hi < n, op, ": index ", lo < -n ? lo : hi, " is out of bounds for dimension ",
+                  dim, " with size ", n);
+  return lo < 0 ? where(lt(i, 0), add(i, n), i) : i;
+}
+
+// Several tensor indices (advanced indexing): a bool mask of k dims becomes k int64 indices (the
+// coordinates of its true values); all are broadcast together to `batch`, which replaces the dims
+// they index: in their place when those dims are consecutive, in front otherwise (NumPy's rule).
+struct Advanced {
+  std::vector<Tensor> index;  // int64 in range, each of shape batch
+  std::vector<int64_t> dims;  // the dims of the view they index, increasing
+  std::vector<int64_t> rest;  // the other dims, increasing
+  Shape batch;
+  bool adjacent = true;
+
+  int64_t batch_numel() const {
+    int64_t n = 1;
+    for (int64_t b : batch) n *= b;
+    return n;
+  }
+  // The view's dims reordered: the indexed ones first.
+  std::vector<int64_t> indexed_first() const {
+    std::vector<int64_t> p = dims;
+    p.insert(p.end(), rest.begin(), rest.end());
+    return p;
+  }
+  // From [batch..., rest...] to the result's order (batch where the indexed dims were, if adjacent).
+  std::vector<int64_t> to_result() const {
+    const int64_t nb = static_cast<int64_t>(batch.size()), before = adjacent ? dims.front() : 0;
+    std::vector<int64_t> p;
+    for (int64_t i = 0; i < before; ++i) p.push_back(nb + i);
+    for (int64_t i = 0; i < nb; ++i) p.push_back(i);
+    for (int64_t i = before; i < static_cast<int64_t>(rest.size()); ++i) p.push_back(nb + i);
+    return p;
+  }
+};
+
+// Whether `from` broadcasts to a shape with `to` (both ways, as broadcast_shapes).
+bool broadcastable(IntArrayRef to, IntArrayRef from) {
+  for (size_t i = 1; i <= std::min(to.size(), from.size()); ++i) {
+    const int64_t a = to[to.size() - i], b = from[from.size() - i];
+    if (a != b && a != 1 && b != 1) return false;
+  }
+  return true;
+}
+
+std::string index_shapes(const std::vector<Tensor>& index) {
+  std::string s;
+  for (const Tensor& i : index) s += (s.empty() ? "" : ", ") + detail::str(i.sizes());
+  return s;
+}
+
+Advanced advanced(const char* op, const Tensor& r, const std::vector<TensorAt>& tensors) {
+  Advanced a;
+  for (const TensorAt& t : tensors) {
+    if (t.index.dtype() == kBool) {
+      for (int64_t d = 0; d < t.index.dim(); ++d)
+        COHORT_CHECK_AS(IndexError, t.index.size(d) == r.size(t.dim + d), op, ": the shape of the mask ",
+                        t.index.sizes(), " does not match the shape of the indexed tensor ", r.sizes(), " at index ", d);
+      Tensor where_true = nonzero(t.index);  // [n, k]
+      for (int64_t d = 0; d < t.index.dim(); ++d) {
+        a.index.push_back(where_true.select(1, d));
+        a.dims.push_back(t.dim + d);
+      }
+    } else {
+      a.index.push_back(wrapped_index(op, t.index, r.size(t.dim), t.dim));
+      a.dims.push_back(t.dim);
+    }
+  }
+  for (size_t k = 0; k < a.index.size(); ++k) {
+    COHORT_CHECK_AS(IndexError, broadcastable(a.batch, a.index[k].sizes()), op,
+                    ": the index tensors cannot be broadcast together: shapes ", index_shapes(a.index));
+    a.batch = broadcast_shapes(a.batch, a.index[k].sizes(), op);
+  }
+  for (Tensor& i : a.index) i = i.expand(a.batch);
+  for (size_t k = 1; k < a.dims.size(); ++k) a.adjacent = a.adjacent && a.dims[k] == a.dims[k - 1] + 1;
+  for (int64_t d = 0, k = 0; d < r.dim(); ++d) {
+    if (k < static_cast<int64_t>(a.dims.size()) && a.dims[k] == d) ++k;
+    else a.rest.push_back(d);
+  }
+  return a;
+}
+
+// r indexed by several tensors: the indexed dims are moved first and merged, and one index_select
+// takes the rows at the merged (row-major) positions, so the gradient is index_select's.
+Tensor advanced_index(const Tensor& r, const Advanced& a) {
+  Shape merged_sizes{1}, out_sizes = a.batch;
+  Tensor linear = zeros(a.batch, TensorOptions(kInt64).device(r.device()));
+  for (size_t k = 0; k < a.dims.size(); ++k) {
+    const int64_t n = r.size(a.dims[k]);
+    linear = add(mul(linear, n), a.index[k]);
+    merged_sizes[0] *= n;
+  }
+  for (int64_t d : a.rest) merged_sizes.push_back(r.size(d)), out_sizes.push_back(r.size(d));
+  Tensor merged = r.permute(a.indexed_first()).reshape(merged_sizes);
+  return cohort::index_select(merged, 0, linear.reshape({-1})).reshape(out_sizes).permute(a.to_result());
+}
+
+// Writes value (broadcast to what advanced_index would return) into target at the positions of `a`;
+// a position given twice gets the last value written there.
+const Tensor& put_advanced(const Tensor& self, const Tensor& target, const Advanced& a, const Tensor& value) {
+  NoGradGuard no_grad;
+  Shape result_sizes = a.batch, rows{a.batch_numel()};
+  for (int64_t d : a.rest) result_sizes.push_back(target.size(d)), rows.push_back(target.size(d));
+  std::vector<int64_t> to_result = a.to_result(), from_result(to_result.size());
+  Shape shown(to_result.size());
+  for (size_t i = 0; i < to_result.size(); ++i) from_result[to_result[i]] = static_cast<int64_t>(i), shown[i] = result_sizes[to_result[i]];
+  COHORT_CHECK(value.dim() <= static_cast<int64_t>(shown.size()) && broadcastable(shown, value.sizes()) &&
+                   broadcast_shapes(shown, value.sizes(), "index_put_") == shown,
+               "index_put_: shape mismatch: value tensor of shape ", value.sizes(),
+               " cannot be broadcast to indexing result of shape ", shown);
+  Tensor v = value.to(self.dtype()).expand(shown).permute(from_result).reshape(rows);
+  Tensor moved = target.permute(a.indexed_first());
+  std::vector<Tensor> flat;
+  for (const Tensor& i : a.index) flat.push_back(i.reshape({-1}).contiguous());
+  for (int64_t j = 0; j < rows[0]; ++j) {
+    Tensor dst = moved;
+    for (const Tensor& i : flat) dst = dst.select(0, i.data_ptr<int64_t>()[j]);
+    kernel::copy(dst, v.select(0, j));
+  }
+  self.unsafe_impl()->storage()->bump_version();
+  return self;
+}
+
 }  // namespace
 
 Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
-  Tensor tidx;
-  int64_t tdim = 0;
-  Tensor r = apply_basic(*this, indices, &tidx, &tdim);
-  if (!tidx.defined()) return r;
+  std::vector<TensorAt> tensors;
+  Tensor r = apply_basic(*this, indices, &tensors);
+  if (tensors.empty()) return r;
+  if (tensors.size() > 1) return advanced_index(r, advanced("index", r, tensors));
+  const Tensor& tidx = tensors[0].index;
+  const int64_t tdim = tensors[0].dim;
   if (tidx.dtype() == kBool) {
     for (int64_t d = 0; d < tidx.dim(); ++d)
       COHORT_CHECK_AS(IndexError, tidx.size(d) == r.size(tdim + d), "index: the shape of the mask ", tidx.sizes(),
@@ -96,7 +235,7 @@ Tensor Tensor::index(ArrayRef<TensorIndex> indices) const {
     Tensor merged = r.flatten(tdim, tdim + tidx.dim() - 1);
     return cohort::index_select(merged, tdim, mask_to_index(tidx));
   }
-  Tensor flat = tidx.reshape({-1});
+  Tensor flat = wrapped_index("index", tidx, r.size(tdim), tdim).reshape({-1});
   Tensor picked = cohort::index_select(r, tdim, flat);
   return picked.unflatten(tdim, tidx.sizes().empty() ? IntArrayRef(Shape{1}) : tidx.sizes());
 }
@@ -106,14 +245,13 @@ Tensor Tensor::index(std::initializer_list<TensorIndex> indices) const {
 }
 
 const Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) const {
-  Tensor tidx;
-  int64_t tdim = 0;
+  std::vector<TensorAt> tensors;
   Tensor target;
   {
     NoGradGuard g;  // the view is a write target, not part of a graph
-    target = apply_basic(*this, indices, &tidx, &tdim);
+    target = apply_basic(*this, indices, &tensors);
   }
-  if (!tidx.defined()) {
+  if (tensors.empty()) {
     COHORT_CHECK_AS(AutogradError, !autograd::needs_grad({*this, value}), "index_put_: assigning into a tensor "
                     "that takes part in autograd is not supported; hint: build the result with cat/where, or do it under NoGradGuard");
     Shape shape = broadcast_shapes(target.sizes(), value.sizes(), "index_put_");
@@ -125,7 +263,11 @@ const Tensor& Tensor::index_put_(ArrayRef<TensorIndex> indices, const Tensor& va
   }
   COHORT_CHECK_AS(AutogradError, !autograd::needs_grad({*this, value}),
                   "index_put_: tensor-indexed assignment with autograd is not supported");
-  Tensor idx = tidx.dtype() == kBool ? mask_to_index(tidx) : tidx.reshape({-1}).to(kInt64);
+  if (tensors.size() > 1) return put_advanced(*this, target, advanced("index_put_", target, tensors), value);
+  const Tensor& tidx = tensors[0].index;
+  const int64_t tdim = tensors[0].dim;
+  Tensor idx = tidx.dtype() == kBool ? mask_to_index(tidx)
+                                     : wrapped_index("index_put_", tidx, target.size(tdim), tdim).reshape({-1});
   Tensor merged = tidx.dtype() == kBool ? target.flatten(tdim, tdim + tidx.dim() - 1) : target;
   check_index_tensor("index_put_", merged, tdim, idx);
   const int64_t* ix = idx.contiguous().data_ptr<int64_t>();

@@ -1,7 +1,8 @@
 // The tensor ops community libtorch programs reach for beyond the tutorials: reordering (flip, roll,
 // unfold, repeat_interleave), scattering (scatter_, scatter_add_, index_add_, masked_scatter_),
 // finding (nonzero, unique), padding (constant_pad_nd, reflection and replication pads), elementwise
-// min/max of two tensors, in-place shape ops, and an LBFGS fit with the strong-Wolfe line search.
+// min/max of two tensors, in-place shape ops, indexing with several tensors at once, and an LBFGS fit
+// with the strong-Wolfe line search.
 // Expected values are worked out by hand (compat.h has the rules).
 #include "compat.h"
 
@@ -127,6 +128,27 @@ void in_place_shapes() {
 }
 
 // ---------------------------------------------------------------------------------------------------
+void advanced_indexing() {
+  using torch::indexing::Slice;
+  auto x = counting({2, 3, 4});
+  auto pick = [](std::vector<int64_t> v) { return torch::tensor(v, torch::kLong); };
+  // Consecutive tensor indices: their broadcast shape replaces those dims in place.
+  check(torch::equal(x.index({Slice(), pick({0, 2}), pick({1, 3})}), torch::tensor({{1.f, 11.f}, {13.f, 23.f}})),
+        "x.index({Slice(), t, t})");
+  // Apart (a slice between them): their shape goes first.
+  check(torch::equal(x.index({pick({1, 0}), Slice(), pick({3, 1})}),
+                     torch::tensor({{15.f, 19.f, 23.f}, {1.f, 5.f, 9.f}})),
+        "x.index({t, Slice(), t})");
+  check(torch::equal(x.index({pick({-1}), pick({0, -1}), 0}), torch::tensor({12.f, 20.f})),
+        "negative values in index tensors, broadcast, and an integer");
+  check(torch::equal(x.index({torch::tensor({false, true}), pick({2}), pick({0, 1})}), torch::tensor({20.f, 21.f})),
+        "a bool mask beside long tensors");
+  auto y = torch::zeros({2, 3});
+  y.index_put_({pick({0, 1}), pick({2, 0})}, torch::tensor({7.f, 8.f}));
+  check(torch::equal(y, torch::tensor({{0.f, 0.f, 7.f}, {8.f, 0.f, 0.f}})), "index_put_ with two tensors");
+}
+
+// ---------------------------------------------------------------------------------------------------
 // LBFGS with the strong-Wolfe line search on a least-squares fit: A w = b has the exact solution
 // w = (1, -2, 3), which the optimizer reaches to high precision in one step of 50 iterations.
 void lbfgs() {
@@ -154,6 +176,7 @@ int main() {
   section("finding", finding);
   section("padding", padding);
   section("in-place shape ops", in_place_shapes);
+  section("advanced indexing", advanced_indexing);
   section("LBFGS", lbfgs);
   return finish("ported_ops");
 }

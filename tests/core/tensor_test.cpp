@@ -132,6 +132,31 @@ TEST(Tensor, IndexingWithSlicesNoneEllipsisAndTensors) {
   EXPECT_THAT(error_of([&] { x.index({5}); }), HasSubstr("index 5 is out of bounds for dimension 0 with size 2"));
 }
 
+// Several tensor indices in one index, as libtorch takes them: writes land where reads come from,
+// the last write to a position repeated wins, and a value that does not fit is named.
+TEST(Tensor, IndexPutWithSeveralTensorIndices) {
+  Tensor x = zeros({2, 3, 4});
+  x.index_put_({Slice(), tensor({0, 2}), tensor({1, -1})}, tensor({{1.0f, 2.0f}, {3.0f, 4.0f}}));
+  EXPECT_EQ(x.index({Slice(), tensor({0, 2}), tensor({1, 3})}).sum().item<float>(), 10.0f);
+  EXPECT_EQ(x.sum().item<float>(), 10.0f);
+  Tensor y = zeros({2, 3, 4});
+  y.index_put_({tensor({1, 0}), Slice(), tensor({3, 0})}, tensor({5.0f, 6.0f, 7.0f}));  // apart: [2, 3]
+  EXPECT_TRUE(equal(y.index({tensor({1, 0}), Slice(), tensor({3, 0})}), tensor({5.0f, 6.0f, 7.0f}).expand({2, 3})));
+  Tensor z = zeros({3});
+  z.index_put_({tensor({1, 1})}, tensor({4.0f, 9.0f}));
+  EXPECT_EQ(z[1].item<float>(), 9.0f);
+  Tensor w = zeros({2, 3});
+  w.index_put_({tensor({0, 1}), tensor({2, 2})}, 1.0);
+  EXPECT_EQ(w.sum().item<float>(), 2.0f);
+  EXPECT_THAT(error_of([&] { w.index_put_({tensor({0, 1}), tensor({0, 1})}, ones({3})); }),
+              HasSubstr("index_put_: shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result "
+                        "of shape [2]"));
+  EXPECT_THAT(error_of([&] { (void)w.index({tensor({0, 1}), tensor({0, 1, 2})}); }),
+              HasSubstr("index: the index tensors cannot be broadcast together: shapes [2], [3]"));
+  EXPECT_THAT(error_of([&] { (void)w.index({tensor({0, -3}), tensor({0, 1})}); }),
+              HasSubstr("index: index -3 is out of bounds for dimension 0 with size 2"));
+}
+
 TEST(Tensor, FromBlobSharesMemoryBothWays) {
   std::vector<float> data(5, 1.0f);
   Tensor a = from_blob(data.data(), {5});

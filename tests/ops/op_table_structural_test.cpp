@@ -3,6 +3,7 @@
 // stride or offset in a view shows as a wrong element.
 #include <cmath>
 
+#include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/shape.h"
 #include "support/op_table.h"
@@ -129,6 +130,22 @@ std::vector<OpRow> shape_rows() {
              [](const Shape&) { return Shape{3, 4, 1}; }, [](const Idx& i) { return Idx{1, i[0], i[1]}; }),
       mapped("index_negative_slice", k234, [](auto& x) { return x.index({Slice(), -1, Slice(-3, -1)}); },
              [](const Shape&) { return Shape{2, 2}; }, [](const Idx& i) { return Idx{i[0], 2, 1 + i[1]}; }),
+      // Several tensor indices: broadcast together; in place of consecutive dims, in front otherwise.
+      mapped("index_tensors_adjacent", k234,
+             [](auto& x) { return x.index({Slice(), tensor({2, 0, 2}), tensor({1, 3, 0})}); },
+             [](const Shape&) { return Shape{2, 3}; },
+             [](const Idx& i) { return Idx{i[0], Shape{2, 0, 2}[i[1]], Shape{1, 3, 0}[i[1]]}; }),
+      mapped("index_tensors_apart", k234, [](auto& x) { return x.index({tensor({1, 0}), Slice(), tensor({3, -3})}); },
+             [](const Shape&) { return Shape{2, 3}; },
+             [](const Idx& i) { return Idx{Shape{1, 0}[i[0]], i[1], Shape{3, 1}[i[0]]}; }),
+      mapped("index_tensors_broadcast_negative", k234,
+             [](auto& x) { return x.index({tensor({1, 0}).reshape({2, 1}), tensor({-1, 0, 1})}); },
+             [](const Shape&) { return Shape{2, 3, 4}; },
+             [](const Idx& i) { return Idx{Shape{1, 0}[i[0]], Shape{2, 0, 1}[i[1]], i[2]}; }),
+      mapped("index_mask_and_tensor", k234,
+             [](auto& x) { return x.index({Slice(), tensor({true, false, true}), tensor({3, 0})}); },
+             [](const Shape&) { return Shape{2, 2}; },
+             [](const Idx& i) { return Idx{i[0], Shape{0, 2}[i[1]], Shape{3, 0}[i[1]]}; }),
   };
   rows[0].contiguous_only = true;  // view
   return with_specials(std::move(rows));
