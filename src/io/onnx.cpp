@@ -2,6 +2,7 @@
 // the model with the hand-written protobuf writer (Note [Protobuf by hand] in onnx_proto.h).
 #include "cohort/io/onnx.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -72,7 +73,29 @@ Attribute Attribute::strings(const std::string& name, const std::vector<std::str
   return a;
 }
 
+const std::unordered_map<std::string, Emitter>& emitters() {
+  static const auto table = [] {
+    std::unordered_map<std::string, Emitter> t;
+    for (EmitterList list : {layer_emitters(), elementwise_emitters(), shape_emitters(), sequence_emitters(),
+                             transformer_emitters()}) {
+      for (auto& [op, emit] : list) {
+        const bool fresh = t.emplace(op, std::move(emit)).second;
+        COHORT_CHECK(fresh, "export_onnx: two emitters for the op ", op, "; this is a bug in the exporter");
+      }
+    }
+    return t;
+  }();
+  return table;
+}
+
 }  // namespace detail
+
+std::vector<std::string> onnx_exported_ops() {
+  std::vector<std::string> ops;
+  for (const auto& [op, emit] : detail::emitters()) ops.push_back(op);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
 
 namespace {
 
@@ -109,154 +132,24 @@ class GraphBuilder : public detail::Graph {
     for (const auto& item : module.named_buffers()) module_names_.emplace(item.value().unsafe_impl(), item.key());
   }
 
-  void bind_input(const Tensor& x, const std::string& name) { bind(x, name); }
+  void bind_input(const Tensor& x, const std::string& name) {
+    bind(x, name);
+    inputs_.insert(name);
+  }
   // A tensor the forward reads outside the module, exported as the initializer `name` (not const_<k>).
   void name_constant(const Tensor& t, const std::string& name) { module_names_.emplace(t.unsafe_impl(), name); }
 
   void add(const trace::Record& r) {
-    const std::string& op = r.op;
-    const Tensor& y = r.output;
     // An op on constants alone (a causal mask built from an arange) is folded: its output, a leaf,
     // becomes a constant where a later op reads it. One that reads the weights requires grad and is
     // not folded.
-    if (!y.requires_grad() && !reads_graph_value(r)) return;
-    auto in = [&](size_t i) { return value(r.inputs.at(i), op); };
-    if (op == "conv1d" || op == "conv2d") {
-      const Tensor& x = r.inputs[0];
-      const Tensor& w = r.inputs[1];
-      COHORT_CHECK(x.dim() == w.dim(), op, ": an unbatched input (", x.sizes(), ") cannot be exported; hint: "
-                   "unsqueeze(0) it");
-      std::vector<std::string> inputs{in(0), in(1)};
-      if (r.inputs[2].defined()) inputs.push_back(in(2));
-      std::vector<int64_t> kernel(w.sizes().begin() + 2, w.sizes().end());
-      emit(y, "Conv", inputs,
-           {Attribute::ints("kernel_shape", kernel), Attribute::ints("strides", r.ints_attr("strides")),
-            Attribute::ints("pads", r.ints_attr("pads")), Attribute::ints("dilations", r.ints_attr("dilations")),
-            Attribute::i("group", r.int_attr("groups"))});
-    } else if (op == "linear") {
-      const bool has_bias = r.inputs[2].defined();
-      if (r.inputs[0].dim() == 2) {
-        std::vector<std::string> inputs{in(0), in(1)};
-        if (has_bias) inputs.push_back(in(2));
-        emit(y, "Gemm", inputs, {Attribute::i("transB", 1)});
-      } else {
-        std::string wt = node("Transpose", {in(1)}, {Attribute::ints("perm", {1, 0})});
-        if (!has_bias) {
-          emit(y, "MatMul", {in(0), wt});
-        } else {
-          emit(y, "Add", {node("MatMul", {in(0), wt}), in(2)});
-        }
-      }
-    } else if (op == "matmul") {
-      emit(y, "MatMul", {in(0), in(1)});
-    } else if (op == "addmm") {
-      emit(y, "Gemm", {in(1), in(2), in(0)},
-           {Attribute::f("alpha", r.float_attr("alpha")), Attribute::f("beta", r.float_attr("beta"))});
-    } else if (op == "batch_norm") {
-      const Tensor& x = r.inputs[0];
-      const int64_t c = x.size(1);
-      auto per_channel = [&](size_t i, double fill) {
-        return r.inputs[i].defined() ? in(i) : constant(full({c}, fill, TensorOptions().dtype(x.dtype())));
-      };
-      emit(y, "BatchNormalization", {in(0), per_channel(1, 1.0), per_channel(2, 0.0), in(3), in(4)},
-           {Attribute::f("epsilon", r.float_attr("eps"))});
-    } else if (op == "relu" || op == "sigmoid" || op == "tanh" || op == "exp" || op == "log" || op == "sqrt" ||
-               op == "abs" || op == "neg" || op == "erf" || op == "reciprocal" || op == "sin" || op == "cos") {
-      static const std::unordered_map<std::string, std::string> kNames = {
-          {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"}, {"log", "Log"},
-          {"sqrt", "Sqrt"}, {"abs", "Abs"}, {"neg", "Neg"}, {"erf", "Erf"}, {"reciprocal", "Reciprocal"},
-          {"sin", "Sin"}, {"cos", "Cos"}};
-      emit(y, kNames.at(op), {in(0)});
-    } else if (op == "square") {
-      emit(y, "Mul", {in(0), in(0)});
-    } else if (op == "rsqrt") {
-      emit(y, "Reciprocal", {node("Sqrt", {in(0)})});
-    } else if (op == "leaky_relu") {
-      emit(y, "LeakyRelu", {in(0)}, {Attribute::f("alpha", r.float_attr("negative_slope"))});
-    } else if (op == "silu") {
-      emit(y, "Mul", {in(0), node("Sigmoid", {in(0)})});
-    } else if (op == "gelu") {
-      add_gelu(r);
-    } else if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "pow" || op == "maximum" ||
-               op == "minimum") {
-      static const std::unordered_map<std::string, std::string> kNames = {
-          {"add", "Add"}, {"sub", "Sub"}, {"mul", "Mul"}, {"div", "Div"},
-          {"pow", "Pow"}, {"maximum", "Max"}, {"minimum", "Min"}};
-      const Tensor& a = r.inputs[0];
-      const Tensor& b = r.inputs[1];
-      COHORT_CHECK(a.dtype() == b.dtype() || op == "pow", op, ": operands of dtypes ", a.dtype(), " and ",
-                   b.dtype(), " cannot be exported (ONNX does not promote); hint: convert one with .to()");
-      std::string rhs = in(1);
-      const double alpha = r.float_attr("alpha");
-      if ((op == "add" || op == "sub") && alpha != 1)
-        rhs = node("Mul", {rhs, constant(full({}, alpha, TensorOptions().dtype(b.dtype())))});
-      emit(y, kNames.at(op), {in(0), rhs});
-    } else if (op == "max_pool2d" || op == "avg_pool2d") {
-      COHORT_CHECK(r.inputs[0].dim() == 4, op, ": an unbatched input (", r.inputs[0].sizes(),
-                   ") cannot be exported; hint: unsqueeze(0) it");
-      const auto& pad = r.ints_attr("padding");
-      std::vector<Attribute> attrs{Attribute::ints("kernel_shape", r.ints_attr("kernel_size")),
-                                   Attribute::ints("strides", r.ints_attr("stride")),
-                                   Attribute::ints("pads", {pad[0], pad[1], pad[0], pad[1]})};
-      if (r.int_attr("ceil_mode")) attrs.push_back(Attribute::i("ceil_mode", 1));
-      if (op == "max_pool2d") {
-        const auto& dilation = r.ints_attr("dilation");
-        if (dilation[0] != 1 || dilation[1] != 1) attrs.push_back(Attribute::ints("dilations", dilation));
-        emit(y, "MaxPool", {in(0)}, std::move(attrs));
-      } else {
-        if (r.int_attr("count_include_pad") && (pad[0] || pad[1])) attrs.push_back(Attribute::i("count_include_pad", 1));
-        emit(y, "AveragePool", {in(0)}, std::move(attrs));
-      }
-    } else if (op == "adaptive_avg_pool2d" || op == "adaptive_max_pool2d") {
-      const Tensor& x = r.inputs[0];
-      COHORT_CHECK(x.dim() == 4, op, ": an unbatched input (", x.sizes(), ") cannot be exported; hint: unsqueeze(0) it");
-      const bool avg = op == "adaptive_avg_pool2d";
-      if (y.size(2) == 1 && y.size(3) == 1) {
-        emit(y, avg ? "GlobalAveragePool" : "GlobalMaxPool", {in(0)});
-      } else {
-        COHORT_CHECK(x.size(2) % y.size(2) == 0 && x.size(3) % y.size(3) == 0, op, ": output size ", y.size(2), "x",
-                     y.size(3), " does not divide the input ", x.sizes(), ", which ONNX's fixed-window pools cannot "
-                     "represent; hint: pick an output size that divides the input's");
-        const std::vector<int64_t> k{x.size(2) / y.size(2), x.size(3) / y.size(3)};
-        emit(y, avg ? "AveragePool" : "MaxPool", {in(0)},
-             {Attribute::ints("kernel_shape", k), Attribute::ints("strides", k)});
-      }
-    } else if (op == "reshape") {
-      const Tensor& x = r.inputs[0];
-      std::vector<int64_t> shape = r.ints_attr("shape");
-      // Keep the batch dynamic: a first dimension the reshape leaves alone is copied from the input (0).
-      if (options_.dynamic_batch() && x.dim() > 0 && y.dim() > 0 && !shape.empty() && shape[0] != -1 &&
-          y.size(0) == x.size(0))
-        shape[0] = 0;
-      // Likewise the sequence's length, behind a batch that is kept ([N, T, C] -> [N, T, h, d]).
-      if (options_.dynamic_sequence() && shape.size() > 1 && shape[0] == 0 && x.dim() > 1 && y.dim() > 1 &&
-          shape[1] != -1 && y.size(1) == x.size(1))
-        shape[1] = 0;
-      emit(y, "Reshape", {in(0), constant_ints(shape)});
-    } else if (op == "flatten") {
-      const Tensor& x = r.inputs[0];
-      const int64_t s = r.int_attr("start_dim"), e = r.int_attr("end_dim");
-      std::vector<int64_t> shape(static_cast<size_t>(s), 0);
-      shape.push_back(-1);
-      for (int64_t d = e + 1; d < x.dim(); ++d) shape.push_back(x.size(d));
-      emit(y, "Reshape", {in(0), constant_ints(shape)});
-    } else if (op == "permute") {
-      std::vector<int64_t> perm = r.ints_attr("perm");
-      for (int64_t& d : perm)
-        if (d < 0) d += r.inputs[0].dim();
-      emit(y, "Transpose", {in(0)}, {Attribute::ints("perm", perm)});
-    } else if (op == "cat") {
-      std::vector<std::string> inputs;
-      for (size_t i = 0; i < r.inputs.size(); ++i) inputs.push_back(in(i));
-      emit(y, "Concat", inputs, {Attribute::i("axis", r.int_attr("dim"))});
-    } else if (op == "softmax" || op == "log_softmax") {
-      std::string x = in(0);
-      if (r.inputs[0].dtype() != y.dtype()) x = node("Cast", {x}, {Attribute::i("to", onnx_type(y.dtype()))});
-      emit(y, op == "softmax" ? "Softmax" : "LogSoftmax", {x}, {Attribute::i("axis", r.int_attr("dim"))});
-    } else if (!detail::emit_sequence_op(*this, r) && !detail::emit_transformer_op(*this, r)) {
-      throw Error(cohort::detail::str("the forward ran ", op, where_in_module(r), ", which has no ONNX mapping in "
+    if (!r.output.requires_grad() && !reads_graph_value(r)) return;
+    const auto& table = detail::emitters();
+    auto it = table.find(r.op);
+    if (it == table.end())
+      throw Error(cohort::detail::str("the forward ran ", r.op, where_in_module(r), ", which has no ONNX mapping in "
                                       "cohort's exporter; hint: the exported ops are listed in cohort/io/onnx.h"));
-    }
+    it->second(*this, r);
   }
 
   // " in module <path>" for an op that reads a parameter or buffer of the exported module (the first
@@ -273,21 +166,22 @@ class GraphBuilder : public detail::Graph {
     return "";
   }
 
-  // The serialised ModelProto, with `x` the graph's input, `y` its output and `metadata` its
-  // metadata_props.
-  std::string finish(const Tensor& x, const Tensor& y,
+  // The graph's inputs and outputs: each value, its name, and the symbol of each dimension that is
+  // dynamic (empty: fixed at the example's size).
+  struct Port {
+    Tensor value;
+    std::string name;
+    std::vector<std::string> symbols;
+  };
+
+  // The serialised ModelProto, with `inputs` the graph's inputs, `outputs` its outputs and `metadata`
+  // its metadata_props.
+  std::string finish(const std::vector<Port>& inputs, const std::vector<Port>& outputs,
                      const std::vector<std::pair<std::string, std::string>>& metadata) {
-    auto it = names_.find(y.unsafe_impl());
-    COHORT_CHECK(it != names_.end() && produced_.count(it->second), "the output (", y.sizes(),
-                 ") does not come from the input through ops the exporter records");
-    // The output value is renamed "output" wherever it appears.
-    const std::string old = it->second;
-    for (Node& n : nodes_) {
-      for (std::string& s : n.inputs)
-        if (s == old) s = "output";
-      for (std::string& s : n.outputs)
-        if (s == old) s = "output";
-    }
+    for (const Port& out : outputs) name_output(out);
+    for (const auto& [name, init] : initializers_)
+      COHORT_CHECK(!inputs_.count(name) && !outputs_.count(name), "the name '", name, "' is both an input or output "
+                   "of the graph and a parameter or constant; hint: pick other input_names or output_names");
     Writer graph;
     for (const Node& n : nodes_) {
       Writer w;
@@ -299,21 +193,9 @@ class GraphBuilder : public detail::Graph {
       graph.message(1, w);
     }
     graph.bytes(2, options_.graph_name());
-    for (const Writer& init : initializers_) graph.message(5, init);
-    // The input's symbolic dimensions: "N" (dynamic_batch) and "T" (dynamic_sequence). The output's
-    // first is "N" when it has the input's, or "N*T" for one row per position (a language model's
-    // logits [N * T, V]; "N*16" when T is fixed at 16); its second is "T" when it is the input's.
-    const bool batch = options_.dynamic_batch() && x.dim() > 0;
-    const bool seq = options_.dynamic_sequence() && x.dim() > 1;
-    std::vector<std::string> in_dims{batch ? "N" : "", seq ? "T" : ""}, out_dims{"", ""};
-    if (y.dim() > 0 && batch && y.size(0) == x.size(0)) {
-      out_dims[0] = "N";
-      if (seq && y.dim() > 1 && y.size(1) == x.size(1)) out_dims[1] = "T";
-    } else if (y.dim() > 0 && batch && x.dim() > 1 && y.size(0) == x.size(0) * x.size(1)) {
-      out_dims[0] = seq ? "N*T" : "N*" + std::to_string(x.size(1));
-    }
-    graph.message(11, value_info("input", x, in_dims));
-    graph.message(12, value_info("output", y, out_dims));
+    for (const auto& [name, init] : initializers_) graph.message(5, init);
+    for (const Port& in : inputs) graph.message(11, value_info(in.name, in.value, in.symbols));
+    for (const Port& out : outputs) graph.message(12, value_info(out.name, out.value, out.symbols));
     Writer model;
     model.int64(1, options_.opset() <= 13 ? 7 : 8);  // the IR version of the opset's ONNX release
     model.bytes(2, "cohort");
@@ -357,7 +239,7 @@ class GraphBuilder : public detail::Graph {
     return name;
   }
 
-  int64_t opset() const override { return options_.opset(); }
+  const OnnxExportOptions& options() const override { return options_; }
 
   std::string module_name(const Tensor& t) const override {
     auto it = module_names_.find(t.unsafe_impl());
@@ -379,7 +261,7 @@ class GraphBuilder : public detail::Graph {
     w.int64(2, onnx_type(c.dtype()));
     w.bytes(8, name);
     w.bytes(9, std::string_view(static_cast<const char*>(c.data_ptr()), c.nbytes()));
-    initializers_.push_back(std::move(w));
+    initializers_.emplace_back(name, std::move(w));
   }
 
   // `symbols[d]`, when there is one and it is not empty, names dimension d (else its size is fixed).
@@ -408,10 +290,16 @@ class GraphBuilder : public detail::Graph {
  public:
   std::string node(const std::string& op_type, std::vector<std::string> inputs,
                    std::vector<Attribute> attrs = {}) override {
-    std::string out = op_type + "_" + std::to_string(nodes_.size());
-    nodes_.push_back(Node{op_type, std::move(inputs), {out}, std::move(attrs)});
-    produced_.insert(out);
-    return out;
+    return node_outputs(op_type, std::move(inputs), std::move(attrs), 1).front();
+  }
+  std::vector<std::string> node_outputs(const std::string& op_type, std::vector<std::string> inputs,
+                                        std::vector<Attribute> attrs, size_t count) override {
+    const std::string base = op_type + "_" + std::to_string(nodes_.size());
+    std::vector<std::string> outs{base};
+    for (size_t k = 1; k < count; ++k) outs.push_back(base + "_" + std::to_string(k));
+    nodes_.push_back(Node{op_type, std::move(inputs), outs, std::move(attrs)});
+    produced_.insert(outs.begin(), outs.end());
+    return outs;
   }
   void emit(const Tensor& y, const std::string& op_type, std::vector<std::string> inputs,
             std::vector<Attribute> attrs = {}) override {
@@ -424,40 +312,47 @@ class GraphBuilder : public detail::Graph {
     for (const Tensor& t : r.inputs) {
       if (!t.defined()) continue;
       auto it = names_.find(t.unsafe_impl());
-      if (it != names_.end() && (it->second == "input" || produced_.count(it->second))) return true;
+      if (it != names_.end() && (inputs_.count(it->second) || produced_.count(it->second))) return true;
     }
     return false;
   }
 
-  void bind(const Tensor& t, const std::string& name) {
+  // The output `out` gets its name: the node that computes it is renamed, or, for a value that is
+  // already a graph input or an earlier output, an Identity node copies it.
+  void name_output(const Port& out) {
+    auto it = names_.find(out.value.unsafe_impl());
+    COHORT_CHECK(it != names_.end() && (produced_.count(it->second) || inputs_.count(it->second)), "the output '",
+                 out.name, "' (", out.value.sizes(), ") does not come from the inputs through ops the exporter records");
+    const std::string old = it->second;
+    if (inputs_.count(old) || outputs_.count(old)) {
+      nodes_.push_back(Node{"Identity", {old}, {out.name}, {}});
+    } else {
+      for (Node& n : nodes_) {
+        for (std::string& s : n.inputs)
+          if (s == old) s = out.name;
+        for (std::string& s : n.outputs)
+          if (s == old) s = out.name;
+      }
+      it->second = out.name;
+    }
+    outputs_.insert(out.name);
+  }
+
+ public:
+  void bind(const Tensor& t, const std::string& name) override {
     names_[t.unsafe_impl()] = name;
     alive_.push_back(t);  // keeps the TensorImpl, so its address names no other tensor
   }
 
-  void add_gelu(const trace::Record& r) {
-    const Tensor& x = r.inputs[0];
-    const std::string xs = value(x, r.op);
-    auto scalar = [&](double v) { return constant(full({}, v, TensorOptions().dtype(x.dtype()))); };
-    std::string inner;
-    if (r.string_attr("approximate") == "tanh") {
-      // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-      std::string cube = node("Mul", {node("Mul", {xs, xs}), xs});
-      std::string sum = node("Add", {xs, node("Mul", {cube, scalar(0.044715)})});
-      inner = node("Tanh", {node("Mul", {sum, scalar(std::sqrt(2.0 / M_PI))})});
-    } else {
-      // 0.5 x (1 + erf(x / sqrt(2)))
-      inner = node("Erf", {node("Mul", {xs, scalar(M_SQRT1_2)})});
-    }
-    emit(r.output, "Mul", {node("Mul", {xs, scalar(0.5)}), node("Add", {inner, scalar(1.0)})});
-  }
-
+ private:
   const OnnxExportOptions& options_;
   std::unordered_map<const TensorImpl*, std::string> module_names_;
   std::unordered_map<const TensorImpl*, std::string> names_;
   std::unordered_set<std::string> produced_;
   std::vector<Tensor> alive_;
   std::vector<Node> nodes_;
-  std::vector<Writer> initializers_;
+  std::vector<std::pair<std::string, Writer>> initializers_;
+  std::unordered_set<std::string> inputs_, outputs_;  // the graph's input and output names
   int64_t constants_ = 0;
 };
 
@@ -516,54 +411,143 @@ std::vector<std::pair<std::string, std::string>> metadata_of(const OnnxExportOpt
   return out;
 }
 
+// The symbols of each dimension of the port `name`: its dynamic_axes entry when there is one, else for
+// the first input and every output the dynamic_batch / dynamic_sequence rule (the output's first
+// dimension is "N" when it has the first input's, or "N*T" for one row per position, a language
+// model's logits [N * T, V]; "N*16" when T is fixed at 16; its second is "T" when it is the input's),
+// and for other inputs none.
+std::vector<std::string> symbols_of(const OnnxExportOptions& options, const std::string& name, const Tensor& t,
+                                    const Tensor& x, bool follows_rule) {
+  std::vector<std::string> symbols(static_cast<size_t>(t.dim()));
+  for (const auto& [port, axes] : options.dynamic_axes()) {
+    if (port != name) continue;
+    for (const auto& [d, symbol] : axes) {
+      COHORT_CHECK(d >= 0 && d < t.dim(), "export_onnx: dynamic_axes of '", name, "' names dimension ", d, ", but '",
+                   name, "' has shape ", t.sizes());
+      COHORT_CHECK(!symbol.empty(), "export_onnx: dynamic_axes of '", name, "': dimension ", d, " has an empty symbol");
+      symbols[static_cast<size_t>(d)] = symbol;
+    }
+    return symbols;
+  }
+  if (!follows_rule || t.dim() == 0) return symbols;
+  const bool batch = options.dynamic_batch() && x.dim() > 0;
+  const bool seq = options.dynamic_sequence() && x.dim() > 1;
+  if (t.unsafe_impl() == x.unsafe_impl()) {
+    if (batch) symbols[0] = "N";
+    if (seq) symbols[1] = "T";
+  } else if (batch && t.size(0) == x.size(0)) {
+    symbols[0] = "N";
+    if (seq && t.dim() > 1 && t.size(1) == x.size(1)) symbols[1] = "T";
+  } else if (batch && x.dim() > 1 && t.size(0) == x.size(0) * x.size(1)) {
+    symbols[0] = seq ? "N*T" : "N*" + std::to_string(x.size(1));
+  }
+  return symbols;
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out;
+}
+
+// The name of port k of `count`: the given one, else `base` for the first and `base_<k>` after.
+std::vector<std::string> port_names(const std::vector<std::string>& given, size_t count, const std::string& base) {
+  if (!given.empty()) {
+    COHORT_CHECK(given.size() == count, "export_onnx: ", base, "_names has ", given.size(), " names for ", count, " ",
+                 base, count == 1 ? "" : "s");
+    return given;
+  }
+  std::vector<std::string> names{base};
+  for (size_t k = 1; k < count; ++k) names.push_back(base + "_" + std::to_string(k));
+  return names;
+}
+
 }  // namespace
 
-std::string export_onnx_bytes(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
-                              const Tensor& example_input, const OnnxExportOptions& options) {
+std::string export_onnx_bytes(const nn::Module& module, const MultiForward& forward,
+                              const std::vector<Tensor>& example_inputs, const OnnxExportOptions& options) {
   COHORT_CHECK(options.opset() >= 13 && options.opset() <= 17, "export_onnx: opset must be 13 to 17, got ",
                options.opset());
-  COHORT_CHECK(example_input.defined(), "export_onnx: the example input is undefined");
-  const bool ids = example_input.dtype() == kInt64;  // token ids, e.g. a language model's [N, T]
-  COHORT_CHECK_AS(TypeError, example_input.is_floating_point() || ids, "export_onnx: the example input must be "
-                  "float32, float64 or int64 (ids), got ", example_input.dtype());
+  COHORT_CHECK(!example_inputs.empty(), "export_onnx: no example input; hint: one tensor per input of the graph");
+  for (size_t k = 0; k < example_inputs.size(); ++k) {
+    const Tensor& t = example_inputs[k];
+    COHORT_CHECK(t.defined(), "export_onnx: example input ", k, " is undefined");
+    COHORT_CHECK_AS(TypeError, t.is_floating_point() || t.dtype() == kInt64, "export_onnx: example input ", k,
+                    " must be float32, float64 or int64 (ids), got ", t.dtype());
+  }
+  const Tensor& first = example_inputs.front();
+  const bool ids = first.dtype() == kInt64;  // token ids, e.g. a language model's [N, T]
   COHORT_CHECK(!ids || (options.input_mean().empty() && options.input_std().empty()), "export_onnx: normalize_input "
                "needs a floating-point input, got int64 ids");
-  COHORT_CHECK(!options.dynamic_sequence() || (example_input.dim() >= 2 && example_input.size(1) >= 2 &&
-                                               example_input.size(0) != example_input.size(1)),
+  COHORT_CHECK(!options.dynamic_sequence() || (first.dim() >= 2 && first.size(1) >= 2 && first.size(0) != first.size(1)),
                "export_onnx: dynamic_sequence needs an example input [N, T, ...] with T >= 2 and N != T (so that "
-               "the exporter tells the batch from the sequence), got ", example_input.sizes());
-  const InputNormalization norm = input_normalization(options, example_input);
+               "the exporter tells the batch from the sequence), got ", first.sizes());
+  const std::vector<std::string> in_names = port_names(options.input_names(), example_inputs.size(), "input");
+  const InputNormalization norm = input_normalization(options, first);
   const auto metadata = metadata_of(options, norm);
-  // A fresh leaf that requires grad: every differentiable op on it then records an autograd node,
+  // Fresh leaves that require grad: every differentiable op on them then records an autograd node,
   // which is how an op that does not report is caught (Note [Tracing ops]).
   // Integer ids cannot require grad; the parameters then play that part, as every value the
   // forward computes from ids goes through a weight (an embedding) before any differentiable op.
-  Tensor x = example_input.detach().clone();
-  if (!ids) x.requires_grad_(true);
+  std::vector<Tensor> xs;
+  for (const Tensor& t : example_inputs) {
+    xs.push_back(t.detach().clone());
+    if (t.is_floating_point()) xs.back().requires_grad_(true);
+  }
   Recorder recorder;
-  Tensor y;
+  std::vector<Tensor> ys;
   {
     EnableGradGuard grad;
     trace::TracerGuard guard(recorder);
     // The normalisation is traced like the model's own ops: the same sub and div as Normalize's.
-    y = norm.mean.defined() ? forward((x - norm.mean) / norm.std) : forward(x);
+    std::vector<Tensor> args = xs;
+    if (norm.mean.defined()) args[0] = (xs[0] - norm.mean) / norm.std;
+    ys = forward(args);
   }
-  COHORT_CHECK(y.defined(), "export_onnx: the forward returned an undefined tensor");
+  COHORT_CHECK(!ys.empty(), "export_onnx: the forward returned no tensor");
+  for (size_t k = 0; k < ys.size(); ++k)
+    COHORT_CHECK(ys[k].defined(), "export_onnx: output ", k, " of the forward is an undefined tensor");
+  const std::vector<std::string> out_names = port_names(options.output_names(), ys.size(), "output");
+  std::vector<std::string> all = in_names;
+  all.insert(all.end(), out_names.begin(), out_names.end());
+  for (size_t k = 0; k < all.size(); ++k) {
+    COHORT_CHECK(!all[k].empty(), "export_onnx: an input or output name is empty");
+    for (size_t m = 0; m < k; ++m)
+      COHORT_CHECK(all[m] != all[k], "export_onnx: the name '", all[k], "' is given to two inputs or outputs");
+  }
+  for (const auto& [port, axes] : options.dynamic_axes())
+    COHORT_CHECK(std::find(all.begin(), all.end(), port) != all.end(), "export_onnx: dynamic_axes names '", port,
+                 "', which is no input or output of the graph (they are ", quoted_list(all), ")");
+
   GraphBuilder graph(module, options);
-  graph.bind_input(x, "input");
+  std::vector<GraphBuilder::Port> inputs, outputs;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    graph.bind_input(xs[k], in_names[k]);
+    inputs.push_back({xs[k], in_names[k], symbols_of(options, in_names[k], xs[k], xs[0], k == 0)});
+  }
   if (norm.mean.defined()) {
     graph.name_constant(norm.mean, "input_mean");
     graph.name_constant(norm.std, "input_std");
   }
   for (const trace::Record& r : recorder.records) graph.add(r);
-  return graph.finish(x, y, metadata);
+  for (size_t k = 0; k < ys.size(); ++k)
+    outputs.push_back({ys[k], out_names[k], symbols_of(options, out_names[k], ys[k], xs[0], true)});
+  return graph.finish(inputs, outputs, metadata);
 }
 
-void export_onnx(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
-                 const Tensor& example_input, const std::filesystem::path& path, const OnnxExportOptions& options) {
+std::string export_onnx_bytes(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
+                              const Tensor& example_input, const OnnxExportOptions& options) {
+  COHORT_CHECK(example_input.defined(), "export_onnx: the example input is undefined");
+  return export_onnx_bytes(
+      module, [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{forward(x[0])}; }, {example_input},
+      options);
+}
+
+void export_onnx(const nn::Module& module, const MultiForward& forward, const std::vector<Tensor>& example_inputs,
+                 const std::filesystem::path& path, const OnnxExportOptions& options) {
   std::string bytes;
   try {
-    bytes = export_onnx_bytes(module, forward, example_input, options);
+    bytes = export_onnx_bytes(module, forward, example_inputs, options);
   } catch (const Error& e) {
     std::string what = e.what();
     const std::string prefix = "export_onnx: ";
@@ -573,6 +557,14 @@ void export_onnx(const nn::Module& module, const std::function<Tensor(const Tens
   detail::AtomicWriter out(path, "export_onnx");
   out.write(bytes.data(), bytes.size());
   out.commit();
+}
+
+void export_onnx(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
+                 const Tensor& example_input, const std::filesystem::path& path, const OnnxExportOptions& options) {
+  COHORT_CHECK(example_input.defined(), "export_onnx: ", path.string(), ": the example input is undefined");
+  export_onnx(
+      module, [&](const std::vector<Tensor>& x) { return std::vector<Tensor>{forward(x[0])}; }, {example_input}, path,
+      options);
 }
 
 }  // namespace cohort::io

@@ -110,17 +110,17 @@ void emit_recurrent(Graph& g, const trace::Record& r, const Recurrent& kind) {
 
 }  // namespace
 
-bool emit_sequence_op(Graph& g, const trace::Record& r) {
-  if (r.op == "embedding") {
-    // A row of the weight per id: out[..., :] = weight[ids[...], :].
-    g.emit(r.output, "Gather", {g.value(r.inputs[0], r.op), g.value(r.inputs[1], r.op)}, {Attribute::i("axis", 0)});
-    return true;
-  }
-  if (r.op == "lstm" || r.op == "gru" || r.op == "rnn") {
-    emit_recurrent(g, r, r.op == "lstm" ? kLstm : r.op == "gru" ? kGru : kRnn);
-    return true;
-  }
-  return false;
+EmitterList sequence_emitters() {
+  return {
+      {"embedding", [](Graph& g, const trace::Record& r) {
+         // A row of the weight per id: out[..., :] = weight[ids[...], :].
+         g.emit(r.output, "Gather", {g.value(r.inputs[0], r.op), g.value(r.inputs[1], r.op)},
+                {Attribute::i("axis", 0)});
+       }},
+      {"lstm", [](Graph& g, const trace::Record& r) { emit_recurrent(g, r, kLstm); }},
+      {"gru", [](Graph& g, const trace::Record& r) { emit_recurrent(g, r, kGru); }},
+      {"rnn", [](Graph& g, const trace::Record& r) { emit_recurrent(g, r, kRnn); }},
+  };
 }
 
 }  // namespace cohort::io::detail

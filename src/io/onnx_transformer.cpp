@@ -24,7 +24,7 @@ void emit_layer_norm(Graph& g, const trace::Record& r) {
   const std::string xs = g.value(x, r.op);
   const std::string w = r.inputs[1].defined() ? g.value(r.inputs[1], r.op) : "";
   const std::string b = r.inputs[2].defined() ? g.value(r.inputs[2], r.op) : "";
-  if (g.opset() >= 17) {
+  if (g.options().opset() >= 17) {
     std::vector<int64_t> shape(x.sizes().end() - k, x.sizes().end());
     std::vector<std::string> inputs{xs, !w.empty() ? w : g.constant(ones(shape, TensorOptions(x.dtype())))};
     if (!b.empty()) inputs.push_back(b);
@@ -114,16 +114,8 @@ void emit_attention(Graph& g, const trace::Record& r) {
 
 }  // namespace
 
-bool emit_transformer_op(Graph& g, const trace::Record& r) {
-  if (r.op == "layer_norm") {
-    emit_layer_norm(g, r);
-    return true;
-  }
-  if (r.op == "multihead_attention") {
-    emit_attention(g, r);
-    return true;
-  }
-  return false;
+EmitterList transformer_emitters() {
+  return {{"layer_norm", emit_layer_norm}, {"multihead_attention", emit_attention}};
 }
 
 }  // namespace cohort::io::detail

@@ -85,6 +85,18 @@ struct OnnxExportOptions {
     metadata_.emplace_back(std::move(key), std::move(value));
     return *this;
   }
+  // The graph's input and output names, in the order of the example inputs and of the forward's
+  // outputs. Default: "input" and "output" for the first, "input_1", "output_1", ... after.
+  OnnxExportOptions& input_names(std::vector<std::string> v) { input_names_ = std::move(v); return *this; }
+  OnnxExportOptions& output_names(std::vector<std::string> v) { output_names_ = std::move(v); return *this; }
+  // The symbolic dimensions of the input or output `name`, as torch.onnx.export's dynamic_axes:
+  // dynamic_axes("h0", {{1, "N"}}) makes dimension 1 of "h0" the symbol "N" (an LSTM state's batch).
+  // A value named here has exactly these symbolic dimensions; the first input and every output that
+  // is not follow dynamic_batch and dynamic_sequence, and other inputs keep the example's sizes.
+  OnnxExportOptions& dynamic_axes(std::string name, std::vector<std::pair<int64_t, std::string>> axes) {
+    dynamic_axes_.emplace_back(std::move(name), std::move(axes));
+    return *this;
+  }
   int64_t opset() const { return opset_; }
   bool dynamic_batch() const { return dynamic_batch_; }
   bool dynamic_sequence() const { return dynamic_sequence_; }
@@ -92,6 +104,11 @@ struct OnnxExportOptions {
   const std::vector<double>& input_mean() const { return input_mean_; }
   const std::vector<double>& input_std() const { return input_std_; }
   const std::vector<std::pair<std::string, std::string>>& metadata() const { return metadata_; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  const std::vector<std::pair<std::string, std::vector<std::pair<int64_t, std::string>>>>& dynamic_axes() const {
+    return dynamic_axes_;
+  }
 
  private:
   int64_t opset_ = 13;  // 13 to 17: the ops used mean the same in all of them
@@ -100,6 +117,8 @@ struct OnnxExportOptions {
   std::string graph_name_ = "cohort";
   std::vector<double> input_mean_, input_std_;  // empty: the input goes to the model as it is
   std::vector<std::pair<std::string, std::string>> metadata_;
+  std::vector<std::string> input_names_, output_names_;  // empty: "input", "input_1", ...
+  std::vector<std::pair<std::string, std::vector<std::pair<int64_t, std::string>>>> dynamic_axes_;
 };
 
 // The general form: `forward` runs the module on its argument (module->forward(x), or a lambda).
@@ -109,6 +128,23 @@ std::string export_onnx_bytes(const nn::Module& module, const std::function<Tens
 void export_onnx(const nn::Module& module, const std::function<Tensor(const Tensor&)>& forward,
                  const Tensor& example_input, const std::filesystem::path& path,
                  const OnnxExportOptions& options = {});
+
+// Several inputs and outputs (a recurrent model's ids and initial states in, its logits and final
+// states out): `forward` maps the inputs, in the order of `example_inputs`, to the outputs. Each
+// example input is float32, float64 or int64; normalize_input applies to the first.
+//   io::export_onnx(*lm, [&](const std::vector<Tensor>& in) { auto [y, h, c] = lm->forward(in[0], in[1], in[2]);
+//                                                             return std::vector<Tensor>{y, h, c}; },
+//                   {ids, h0, c0}, "lm.onnx", io::OnnxExportOptions().input_names({"input", "h0", "c0"})
+//                       .output_names({"output", "h_n", "c_n"}).dynamic_axes("h0", {{0, "N"}}) ...);
+using MultiForward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+std::string export_onnx_bytes(const nn::Module& module, const MultiForward& forward,
+                              const std::vector<Tensor>& example_inputs, const OnnxExportOptions& options = {});
+void export_onnx(const nn::Module& module, const MultiForward& forward, const std::vector<Tensor>& example_inputs,
+                 const std::filesystem::path& path, const OnnxExportOptions& options = {});
+
+// The traced ops the exporter maps to ONNX, by cohort name ("conv2d", "lstm", ...), sorted. A traced op
+// not listed is refused by export_onnx, naming it.
+std::vector<std::string> onnx_exported_ops();
 
 // A module holder (nn::Sequential, nn::Linear, ...) or a std::shared_ptr to a module with forward(x).
 template <class Impl>
