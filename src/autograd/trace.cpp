@@ -56,8 +56,9 @@ OpScope::~OpScope() {
   if (entered_) --traced_depth;
 }
 
-void OpScope::record(std::vector<Tensor> inputs, const Tensor& output, std::vector<Attr> attrs) {
-  if (tracer_) tracer_->record(Record{op_, std::move(inputs), output, std::move(attrs)});
+void OpScope::record(std::vector<Tensor> inputs, const Tensor& output, std::vector<Attr> attrs,
+                     std::vector<Tensor> extra_outputs) {
+  if (tracer_) tracer_->record(Record{op_, std::move(inputs), output, std::move(attrs), std::move(extra_outputs)});
 }
 
 void OpScope::refuse_if(bool condition, const std::string& why) const {

@@ -22,74 +22,6 @@
 
 namespace cohort::io {
 
-namespace detail {
-
-using proto::Writer;
-
-// TensorProto.DataType and AttributeProto.AttributeType values.
-constexpr int32_t kOnnxFloat = 1, kOnnxUInt8 = 2, kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxBool = 9, kOnnxDouble = 11;
-constexpr int32_t kOnnxFloat16 = 10, kOnnxBFloat16 = 16;
-constexpr int kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrInts = 7, kAttrStrings = 8;
-
-int32_t onnx_type(DType t) {
-  switch (t) {
-    case kFloat32: return kOnnxFloat;
-    case kFloat64: return kOnnxDouble;
-    case kInt64: return kOnnxInt64;
-    case kInt32: return kOnnxInt32;
-    case kUInt8: return kOnnxUInt8;
-    case kBool: return kOnnxBool;
-    case kFloat16: return kOnnxFloat16;
-    case kBFloat16: return kOnnxBFloat16;
-  }
-  return 0;
-}
-
-Attribute Attribute::i(const std::string& name, int64_t v) {
-  Attribute a;
-  a.w.bytes(1, name), a.w.int64(20, kAttrInt), a.w.int64(3, v);
-  return a;
-}
-Attribute Attribute::f(const std::string& name, double v) {
-  Attribute a;
-  a.w.bytes(1, name), a.w.int64(20, kAttrFloat), a.w.float32(2, static_cast<float>(v));
-  return a;
-}
-Attribute Attribute::s(const std::string& name, const std::string& v) {
-  Attribute a;
-  a.w.bytes(1, name), a.w.int64(20, kAttrString), a.w.bytes(4, v);
-  return a;
-}
-Attribute Attribute::ints(const std::string& name, const std::vector<int64_t>& v) {
-  Attribute a;
-  a.w.bytes(1, name), a.w.int64(20, kAttrInts);
-  for (int64_t x : v) a.w.int64(8, x);
-  return a;
-}
-Attribute Attribute::strings(const std::string& name, const std::vector<std::string>& v) {
-  Attribute a;
-  a.w.bytes(1, name), a.w.int64(20, kAttrStrings);
-  for (const std::string& x : v) a.w.bytes(9, x);
-  return a;
-}
-
-const std::unordered_map<std::string, Emitter>& emitters() {
-  static const auto table = [] {
-    std::unordered_map<std::string, Emitter> t;
-    for (EmitterList list : {layer_emitters(), elementwise_emitters(), shape_emitters(), sequence_emitters(),
-                             transformer_emitters()}) {
-      for (auto& [op, emit] : list) {
-        const bool fresh = t.emplace(op, std::move(emit)).second;
-        COHORT_CHECK(fresh, "export_onnx: two emitters for the op ", op, "; this is a bug in the exporter");
-      }
-    }
-    return t;
-  }();
-  return table;
-}
-
-}  // namespace detail
-
 std::vector<std::string> onnx_exported_ops() {
   std::vector<std::string> ops;
   for (const auto& [op, emit] : detail::emitters()) ops.push_back(op);
@@ -179,6 +111,7 @@ class GraphBuilder : public detail::Graph {
   std::string finish(const std::vector<Port>& inputs, const std::vector<Port>& outputs,
                      const std::vector<std::pair<std::string, std::string>>& metadata) {
     for (const Port& out : outputs) name_output(out);
+    prune();
     for (const auto& [name, init] : initializers_)
       COHORT_CHECK(!inputs_.count(name) && !outputs_.count(name), "the name '", name, "' is both an input or output "
                    "of the graph and a parameter or constant; hint: pick other input_names or output_names");
@@ -315,6 +248,23 @@ class GraphBuilder : public detail::Graph {
       if (it != names_.end() && (inputs_.count(it->second) || produced_.count(it->second))) return true;
     }
     return false;
+  }
+
+  // Drops the nodes no output depends on (a recurrent layer's final states that the forward did not
+  // return) and the initializers only they read.
+  void prune() {
+    std::unordered_set<std::string> live(outputs_.begin(), outputs_.end());
+    std::vector<Node> kept;
+    for (auto n = nodes_.rbegin(); n != nodes_.rend(); ++n) {
+      auto is_live = [&](const std::string& o) { return live.count(o) > 0; };
+      if (std::none_of(n->outputs.begin(), n->outputs.end(), is_live)) continue;
+      live.insert(n->inputs.begin(), n->inputs.end());
+      kept.push_back(std::move(*n));
+    }
+    nodes_.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
+    initializers_.erase(std::remove_if(initializers_.begin(), initializers_.end(),
+                                       [&](const auto& init) { return !live.count(init.first); }),
+                        initializers_.end());
   }
 
   // The output `out` gets its name: the node that computes it is renamed, or, for a value that is

@@ -1,4 +1,4 @@
-// ONNX emitters for the ops that move values without computing: reshape, flatten, permute, cat.
+// ONNX emitters for the ops that move values without computing: reshape, flatten, permute, cat, clone.
 #include <string>
 #include <vector>
 
@@ -49,7 +49,13 @@ void emit_cat(Graph& g, const trace::Record& r) {
 }  // namespace
 
 EmitterList shape_emitters() {
-  return {{"reshape", emit_reshape}, {"flatten", emit_flatten}, {"permute", emit_permute}, {"cat", emit_cat}};
+  return {{"reshape", emit_reshape},
+          {"flatten", emit_flatten},
+          {"permute", emit_permute},
+          {"cat", emit_cat},
+          {"clone", [](Graph& g, const trace::Record& r) {
+             g.emit(r.output, "Identity", {g.value(r.inputs[0], r.op)});
+           }}};
 }
 
 }  // namespace cohort::io::detail

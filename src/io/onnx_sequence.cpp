@@ -79,6 +79,9 @@ void emit_recurrent(Graph& g, const trace::Record& r, const Recurrent& kind) {
     return g.node("Slice", {g.value(s, r.op), g.constant_ints({layer * D}), g.constant_ints({(layer + 1) * D}),
                             g.constant_ints({0})});
   };
+  // Per state (h, and c for an LSTM) each layer's final value; the record's extra outputs, when the
+  // forward returned them, are these joined over the layers: [L * D, N, H], PyTorch's h_n and c_n.
+  std::vector<std::vector<std::string>> final_states(r.extra_outputs.size());
   for (int64_t layer = 0; layer < L; ++layer) {
     std::vector<Tensor> w, rw, b;
     for (int64_t d = 0; d < D; ++d) {
@@ -94,12 +97,21 @@ void emit_recurrent(Graph& g, const trace::Record& r, const Recurrent& kind) {
                                     /*sequence_lens=*/""};
     for (int64_t s = 0; s < kind.states; ++s) inputs.push_back(layer_state(r.inputs[static_cast<size_t>(1 + s)], layer));
     while (inputs.back().empty()) inputs.pop_back();  // trailing optional inputs are left out
-    const std::string y = g.node(kind.onnx_op, inputs, recurrent_attrs(kind, r, D));
+    // Outputs Y, Y_h (and Y_c): the final states of this layer, [D, N, H] each.
+    const auto outs = g.node_outputs(kind.onnx_op, inputs, recurrent_attrs(kind, r, D),
+                                     1 + static_cast<size_t>(kind.states));
+    const std::string& y = outs[0];
+    for (size_t s = 0; s < final_states.size(); ++s) final_states[s].push_back(outs[1 + s]);
     // [T, D, N, H] -> [T, N, D * H], the next layer's input: with one direction a Reshape (rather
     // than a Squeeze, whose axes became an input in opset 13, which older runtimes do not read).
     cur = D == 1 ? g.node("Reshape", {y, g.constant_ints({0, -1, H})})
                  : g.node("Reshape", {g.node("Transpose", {y}, {Attribute::ints("perm", {0, 2, 1, 3})}),
                                       g.constant_ints({0, 0, -1})});
+  }
+  for (size_t s = 0; s < final_states.size(); ++s) {
+    const auto& per_layer = final_states[s];
+    g.bind(r.extra_outputs[s], per_layer.size() == 1 ? per_layer[0]
+                                                     : g.node("Concat", per_layer, {Attribute::i("axis", 0)}));
   }
   if (batch_first) {
     g.emit(r.output, "Transpose", {cur}, {Attribute::ints("perm", {1, 0, 2})});

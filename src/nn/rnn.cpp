@@ -332,7 +332,8 @@ std::pair<Tensor, std::vector<Tensor>> rnn_forward(const RNNConfig& c, const std
                                    {"bidirectional", int64_t{c.bidirectional}}};
     if (!lstm && c.mode != RNNMode::GRU)
       attrs.push_back({"nonlinearity", std::string(c.mode == RNNMode::RNNReLU ? "relu" : "tanh")});
-    trace.record(std::move(inputs), out, std::move(attrs));
+    // The final states, [layers * directions, N, H] as returned, are outputs of the record too.
+    trace.record(std::move(inputs), out, std::move(attrs), batched ? states : std::vector<Tensor>{});
   }
   return {out, states};
 }

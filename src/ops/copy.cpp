@@ -2,6 +2,7 @@
 #include "cohort/ops/copy.h"
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/autograd/trace.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
@@ -12,9 +13,13 @@ namespace cohort {
 
 Tensor clone(const Tensor& x) {
   detail::check_defined("clone", x);
+  // Traced, as contiguous() copies through clone between a transpose and a layer that wants rows.
+  trace::OpScope trace("clone");
   Tensor out = detail::make_empty(x.sizes(), x.dtype(), x.device());
   kernel::copy(out, x);
-  return autograd::record("CloneBackward0", out, {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+  out = autograd::record("CloneBackward0", out, {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
+  if (trace) trace.record({x}, out);
+  return out;
 }
 
 Tensor contiguous(const Tensor& x) {

@@ -95,12 +95,14 @@ inline void check_in_onnxruntime(const std::filesystem::path& dir, const std::fi
 // it says why and leaves the test's other checks to count, rather than skipping the whole test.
 inline void check_in_onnxruntime_if_available(const std::filesystem::path& dir, const std::filesystem::path& model,
                                               const Tensor& x, const Tensor& expected,
-                                              const std::vector<std::string>& flags = {}) {
+                                              const std::vector<std::string>& flags = {},
+                                              const std::vector<NamedTensor>& feeds = {},
+                                              const std::vector<NamedTensor>& outputs = {}) {
   if (const auto& [python, unavailable] = onnxruntime_python(); python.empty()) {
     std::cout << "not checked in onnxruntime: " << unavailable;
     return;
   }
-  check_in_onnxruntime(dir, model, x, expected, flags);
+  check_in_onnxruntime(dir, model, x, expected, flags, feeds, outputs);
 }
 
 }  // namespace cohort::testing

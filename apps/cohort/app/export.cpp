@@ -11,6 +11,7 @@
 #include "cohort/core/error.h"
 #include "cohort/io/onnx.h"
 #include "cohort/io/torch_file.h"
+#include "cohort/models/char_lstm.h"
 #include "cohort/ops/creation.h"
 
 #include "app/config.h"
@@ -68,14 +69,15 @@ io::OnnxExportOptions onnx_options(const ExportOptions& options, const TrainConf
 
 // What `cohort export` prints once the ONNX file is written: the file's input and output (as given),
 // its size in nodes and initializers, what the consumer must still do and the metadata keys.
+// `ports` describes the inputs and outputs: 'input "input" [N, 10] float32, output "output" [N, 3] logits'.
 void print_onnx_written(std::ostream& out, const std::string& checkpoint, const TrainConfig& config,
-                        const models::Model& model, const std::string& file, const std::string& input,
-                        const std::string& output, const std::string& instructions) {
+                        const models::Model& model, const std::string& file, const std::string& ports,
+                        const std::string& instructions) {
   const auto summary = io::read_onnx_summary(std::filesystem::path(file));
   out << "cohort export: " << escape_text(checkpoint) << " (" << config.model << ", " << model.parameters().size()
       << " parameter tensors) -> " << escape_text(file) << "\n"
       << "  ONNX opset " << summary.opset << ", " << summary.ops.size() << " nodes, " << summary.initializers.size()
-      << " initializers; input \"input\" " << input << ", output \"output\" " << output << " logits\n"
+      << " initializers; " << ports << "\n"
       << "  the consumer must: " << instructions << "\n"
       << "  metadata_props:";
   for (const auto& [key, value] : summary.metadata) out << " " << key;
@@ -84,26 +86,33 @@ void print_onnx_written(std::ostream& out, const std::string& checkpoint, const 
 
 // A language model's file takes the character ids [N, T] (int64) and gives the logits of every
 // position as the model's forward does, [N * T, V] with row n * T + t for position t of sequence n.
-// char-lstm takes any T. char-transformer's T is fixed at the training window (its positions are
-// looked up and its causal mask built for that length, constants of the trace); as the mask hides
-// later positions from earlier ones, a shorter text padded on the right with any id gives its own
-// positions' logits unchanged.
+// char-lstm takes any T, and its states too: "h0" and "c0" in (zeros for a new text), "h_n" and "c_n"
+// out, to feed back for the text's continuation, so that a consumer generates one character per call.
+// char-transformer's T is fixed at the training window (its positions are looked up and its causal
+// mask built for that length, constants of the trace); as the mask hides later positions from earlier
+// ones, a shorter text padded on the right with any id gives its own positions' logits unchanged.
 void export_language_model(models::Model& model, const TrainConfig& config, const DataSpec& data,
                            const std::string& checkpoint, const ExportOptions& options, std::ostream& out) {
   const auto V = static_cast<int64_t>(data.classes.size());
   const auto [vocabulary, vocabulary_bytes] = vocabulary_json(data.classes);
-  const bool any_length = config.model == "char-lstm";
+  auto* lstm = dynamic_cast<models::CharLSTM*>(&model);
+  const bool any_length = lstm != nullptr;
   const int64_t T = any_length ? 3 : config.seq_len;
   const std::string t = any_length ? "T" : std::to_string(T);
+  const std::string state = "[N, " + std::to_string(models::CharLSTM::kLayers) + ", " +
+                            std::to_string(models::CharLSTM::kHidden) + "] float32";
   const std::string layout = "int64 [N, " + t + "]: character ids (" +
                              (any_length ? std::string("any N >= 1 and T >= 1") : "any N >= 1, exactly " + t +
                                                                                     " per row") +
-                             "), id i is entry i of 'vocabulary'";
+                             "), id i is entry i of 'vocabulary'" +
+                             (any_length ? "; h0 and c0 " + state + ": the LSTM's states (batch, layers, hidden)" : "");
   const std::string instructions =
       "encode the text's bytes as their indices in 'vocabulary_bytes' (a character outside the vocabulary cannot "
       "be fed) and feed them as int64 [N, " + t + "]" +
-      (any_length ? std::string() : "; pad a shorter text on the right with any id (the causal mask keeps the "
-                                    "padding from earlier positions)") +
+      (any_length ? "; feed h0 and c0 as zeros " + state + " for a new text, or the h_n and c_n that the previous "
+                    "call returned to continue one (a text fed in pieces gives the logits of the text fed whole)"
+                  : "; pad a shorter text on the right with any id (the causal mask keeps the padding from earlier "
+                    "positions)") +
       "; the next character's distribution is the softmax of the row of the text's last position";
   auto onnx = onnx_options(options, config)
                   .dynamic_sequence(any_length)
@@ -114,7 +123,8 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
                   .metadata("input_layout", layout)
                   .metadata("output", "N*" + t + " x " + std::to_string(V) + " float32 logits, row n*" + t +
                                           " + t for position t of sequence n, in the order of 'vocabulary' (softmax "
-                                          "gives the next character's probabilities)")
+                                          "gives the next character's probabilities)" +
+                                          (any_length ? "; h_n and c_n " + state + ": the states after the text" : ""))
                   .metadata("context_length", std::to_string(config.seq_len))
                   .metadata("preprocessing", instructions);
   // The trace is of a batch of 2 sequences (of 3 ids when T is dynamic: N and T then differ, so the
@@ -122,9 +132,30 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
   std::vector<int64_t> ids;
   for (int64_t i = 0; i < 2 * T; ++i) ids.push_back(i % V);
   const Tensor example = tensor(ids).view({2, T});
-  io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
-  print_onnx_written(out, checkpoint, config, model, options.onnx, "[N, " + t + "] int64 ids",
-                     "[N*" + t + ", " + std::to_string(V) + "]", instructions);
+  const std::string logits = "\"output\" [N*" + t + ", " + std::to_string(V) + "] logits";
+  if (!lstm) {
+    io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
+    print_onnx_written(out, checkpoint, config, model, options.onnx,
+                       "input \"input\" [N, " + t + "] int64 ids, output " + logits, instructions);
+    return;
+  }
+  onnx.input_names({"input", "h0", "c0"})
+      .output_names({"output", "h_n", "c_n"})
+      .dynamic_axes("input", {{0, "N"}, {1, "T"}})
+      .dynamic_axes("output", {{0, "N*T"}});
+  for (const char* port : {"h0", "c0", "h_n", "c_n"}) onnx.dynamic_axes(port, {{0, "N"}});
+  const Tensor zero = zeros({2, models::CharLSTM::kLayers, models::CharLSTM::kHidden});
+  io::export_onnx(
+      model,
+      [&](const std::vector<Tensor>& in) {
+        auto [y, h, c] = lstm->forward(in[0], in[1], in[2]);
+        return std::vector<Tensor>{y, h, c};
+      },
+      {example, zero, zero}, options.onnx, onnx);
+  print_onnx_written(out, checkpoint, config, model, options.onnx,
+                     "inputs \"input\" [N, T] int64 ids, \"h0\" and \"c0\" " + state + " states; outputs " +
+                         logits + ", \"h_n\" and \"c_n\" " + state + " states",
+                     instructions);
 }
 
 }  // namespace
@@ -199,8 +230,10 @@ void write_onnx(const ExportOptions& options, const Checkpoint& checkpoint, cons
   input << "[N";
   for (int64_t d = 1; d < example.dim(); ++d) input << ", " << example.size(d);
   input << "] " << example.dtype();
-  print_onnx_written(out, checkpoint.path.string(), config, model, options.onnx, input.str(),
-                     "[N, " + std::to_string(data.classes.size()) + "]", contract.instructions);
+  print_onnx_written(out, checkpoint.path.string(), config, model, options.onnx,
+                     "input \"input\" " + input.str() + ", output \"output\" [N, " +
+                         std::to_string(data.classes.size()) + "] logits",
+                     contract.instructions);
 }
 
 void write_pytorch(const ExportOptions& options, const Checkpoint& checkpoint, const TrainConfig& config,

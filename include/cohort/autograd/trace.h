@@ -43,6 +43,9 @@ struct Record {
   std::vector<Tensor> inputs;  // undefined for an absent optional input (a conv without bias)
   Tensor output;
   std::vector<Attr> attrs;
+  // Outputs after the first, for an op that returns several (a recurrent layer's final states); the
+  // exporter names them where the forward returns them.
+  std::vector<Tensor> extra_outputs;
 
   // The attribute named `name`; throws (naming the op) when it is missing or of another type.
   int64_t int_attr(const std::string& name) const;
@@ -79,7 +82,8 @@ class OpScope {
   OpScope& operator=(const OpScope&) = delete;
 
   explicit operator bool() const { return tracer_ != nullptr; }
-  void record(std::vector<Tensor> inputs, const Tensor& output, std::vector<Attr> attrs = {});
+  void record(std::vector<Tensor> inputs, const Tensor& output, std::vector<Attr> attrs = {},
+              std::vector<Tensor> extra_outputs = {});
   // Throws cohort::Error "<op>: cannot be traced <why>" (an op called in a mode the trace cannot
   // represent, e.g. dropout in training mode) when this call is being recorded.
   void refuse_if(bool condition, const std::string& why) const;
