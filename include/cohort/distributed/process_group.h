@@ -115,7 +115,7 @@ class ProcessGroup {
   virtual void run_all_gather(const void* in, void* out, int64_t nbytes, Timeout timeout) = 0;
   virtual void run_barrier(Timeout timeout) = 0;
   // Extra words for an error message, e.g. "peer rank 2"; "" if unknown.
-  virtual std::string describe_failure(const std::string& backend_message) const { return ""; }
+  virtual std::string describe_failure(const std::string& /*backend_message*/) const { return ""; }
 
  private:
   std::shared_ptr<Work> submit(const char* op, Timeout timeout, std::function<void()> fn);

@@ -43,7 +43,7 @@ class OptimizerOptions {
   virtual std::map<std::string, double> to_scalars() const = 0;
   virtual void from_scalars(const std::map<std::string, double>& values) = 0;
   // Throws a cohort::Error naming `optimizer` when a value is out of range (a negative lr, ...).
-  virtual void validate(const std::string& optimizer) const {}
+  virtual void validate(const std::string& /*optimizer*/) const {}
 };
 
 // A list of parameters and, once added to an optimizer, its own options. A group built without
