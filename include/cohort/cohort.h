@@ -4,7 +4,7 @@
 
 #if !defined(__cplusplus) || __cplusplus < 201703L
 #error "cohort needs C++17 or later: compile with -std=c++17 (CMake: link cohort::cohort, which asks for it, or set CMAKE_CXX_STANDARD 17)"
-#endif
+#else  // the headers only under C++17, so that this error is the only one (#endif at the end)
 
 // What <torch/torch.h> brings along, so that ported programs find it too.
 #include <cassert>
@@ -181,3 +181,5 @@
 #include "cohort/models/mlp.h"
 #include "cohort/models/model.h"
 #include "cohort/models/resnet.h"
+
+#endif  // C++17 or later

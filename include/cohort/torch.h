@@ -9,6 +9,8 @@
 
 #include "cohort/cohort.h"
 
+#if __cplusplus >= 201703L  // else cohort.h has said why it stops: no second error here
 namespace torch = cohort;
 namespace at = cohort;
 namespace c10 = cohort;
+#endif
