@@ -17,7 +17,7 @@ torch_inc=$torch_prefix/include
 torch_api_inc=$torch_inc/torch/csrc/api/include
 [[ -f $torch_api_inc/torch/torch.h ]] || {
   echo "compat: libtorch headers not found ($torch_api_inc/torch/torch.h); install libtorch-dev" \
-       "(scripts/install-deps.sh) or set TORCH_PREFIX" >&2
+       "(scripts/install-deps.sh --tests) or set TORCH_PREFIX" >&2
   exit 1
 }
 torch_libdir=
