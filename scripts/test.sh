@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The test command: checks the layout rules (scripts/check_layout.sh), installs dependencies, builds
-# and runs the whole suite in build/ (Release), then the threaded suites (data loader, data parallelism,
-# autograd engine, device executor) under ThreadSanitizer in build-tsan/. About 10 minutes on a fresh
-# 2-core machine.
+# The test command: checks the layout rules (scripts/check_layout.sh), installs dependencies (the test
+# ones too), checks that every public header compiles alone with g++ and clang without a warning
+# (scripts/check_headers.sh) and that the API reference builds without one (target docs), builds and runs
+# the whole suite in build/ (Release), then the threaded suites (data loader, data parallelism, autograd
+# engine, device executor) under ThreadSanitizer in build-tsan/. About 15 minutes on a fresh 2-core machine.
 #   --full     also a short libFuzzer run of every file parser (scripts/fuzz.sh, build-fuzz/) and the
 #              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about an hour
-#   --release  the Release suite only (a few minutes once built)
+#   --release  the Release suite only, without the headers check (a few minutes once built)
 # The last line printed is the summary of the last suite run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,7 +17,7 @@ for arg in "$@"; do
   case $arg in
     --release) level=release ;;
     --full) level=full ;;
-    -h|--help) sed -n '2,9p' "$0"; echo "$usage"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; echo "$usage"; exit 0 ;;
     *) echo "test.sh: unknown option '$arg'; $usage" >&2; exit 2 ;;
   esac
 done
@@ -30,8 +31,15 @@ export OMP_WAIT_POLICY=PASSIVE
 # The layout rules first: a second, and a failure names the file.
 bash scripts/check_layout.sh
 
-# --oracle: PyTorch too, which the tests that hand cohort's files to Python's torch.load run.
-bash scripts/install-deps.sh --oracle
+# --tests: what only the tests need (GoogleTest, clang, libtorch, Redis, Doxygen, ...); --oracle: PyTorch
+# too, which the tests that hand cohort's files to Python's torch.load run.
+bash scripts/install-deps.sh --tests --oracle
+
+# Each public header alone, as a user's C++17 program includes it: a few minutes of CPU, no build.
+if [[ $level != release ]]; then
+  bash scripts/check_headers.sh
+fi
+
 # ccache keys on paths relative to the checkout, so another clone of the same sources hits the cache.
 export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -39,6 +47,8 @@ launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 echo "== Release build (build/)"
 cmake -S . -B build "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DCOHORT_BUILD_TESTS=ON -DCOHORT_BUILD_EXAMPLES=ON -DCOHORT_SANITIZE=OFF
+# The API reference (a few seconds, no compiling): any Doxygen warning fails it.
+cmake --build build --target docs
 cmake --build build -j"$jobs"
 if [[ $level == release ]]; then
   exec ctest --test-dir build --output-on-failure -j"$jobs"
