@@ -3,7 +3,7 @@
 # ones too), checks that every public header compiles alone with g++ and clang without a warning
 # (scripts/check_headers.sh) and that the API reference builds without one (target docs), builds and runs
 # the whole suite in build/ (Release), then the threaded suites (data loader, data parallelism, autograd
-# engine, device executor) under ThreadSanitizer in build-tsan/. About 15 minutes on a fresh 2-core machine.
+# engine, device executor) under ThreadSanitizer in build-tsan/. About 16 minutes on a fresh 2-core machine.
 #   --full     also a short libFuzzer run of every file parser (scripts/fuzz.sh, build-fuzz/) and the
 #              whole suite under AddressSanitizer + UBSan (build-asan/): what CI runs, about an hour
 #   --release  the Release suite only, without the headers check (a few minutes once built)
