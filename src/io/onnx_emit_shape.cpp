@@ -1,4 +1,5 @@
-// ONNX emitters for the ops that move values without computing: reshape, flatten, permute, cat, clone.
+// ONNX emitters for the ops that move values without computing: reshape, flatten, permute, cat, clone,
+// and the in-place unsqueeze_, squeeze_, transpose_ and t_.
 #include <string>
 #include <vector>
 
@@ -46,6 +47,26 @@ void emit_cat(Graph& g, const trace::Record& r) {
   g.emit(r.output, "Concat", inputs, {Attribute::i("axis", r.int_attr("dim"))});
 }
 
+// The in-place shape ops record the tensor as input and output (the same TensorImpl): value() names
+// what it held before, emit() what it holds after.
+void emit_unsqueeze_inplace(Graph& g, const trace::Record& r) {
+  g.emit(r.output, "Unsqueeze", {g.value(r.inputs[0], r.op), g.constant_ints(r.ints_attr("dims"))});
+}
+
+void emit_squeeze_inplace(Graph& g, const trace::Record& r) {
+  const auto& dims = r.ints_attr("dims");
+  const std::string x = g.value(r.inputs[0], r.op);
+  if (dims.empty()) {
+    g.emit(r.output, "Identity", {x});
+  } else {
+    g.emit(r.output, "Squeeze", {x, g.constant_ints(dims)});
+  }
+}
+
+void emit_transpose_inplace(Graph& g, const trace::Record& r) {
+  g.emit(r.output, "Transpose", {g.value(r.inputs[0], r.op)}, {Attribute::ints("perm", r.ints_attr("perm"))});
+}
+
 }  // namespace
 
 EmitterList shape_emitters() {
@@ -53,6 +74,10 @@ EmitterList shape_emitters() {
           {"flatten", emit_flatten},
           {"permute", emit_permute},
           {"cat", emit_cat},
+          {"unsqueeze_", emit_unsqueeze_inplace},
+          {"squeeze_", emit_squeeze_inplace},
+          {"transpose_", emit_transpose_inplace},
+          {"t_", emit_transpose_inplace},
           {"clone", [](Graph& g, const trace::Record& r) {
              g.emit(r.output, "Identity", {g.value(r.inputs[0], r.op)});
            }}};

@@ -5,12 +5,14 @@
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/tensor_impl.h"
+#include "cohort/io/onnx.h"
 #include "cohort/io/serialize.h"
 #include "cohort/io/torch_file.h"
 #include "cohort/models/model.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
 #include "io/io_test_util.h"
+#include "io/onnx_test_util.h"
 #include "support/error_of.h"
 #include "support/subprocess.h"
 
@@ -81,6 +83,38 @@ TEST_F(PytorchWeights, Resnet18FromPytorch) {
   const double diff = max_diff_to_pytorch(Case{"resnet18", "pytorch_resnet18", 3, 32}, dir_);
   std::cout << "resnet18: max |cohort - PyTorch| = " << diff << "\n";
   EXPECT_LT(diff, 1e-4);
+}
+
+// The README's "weights from PyTorch" snippet, as written, on torchvision's own resnet18.
+TEST_F(PytorchWeights, ReadmeSnippetOnTorchvisionsResnet18) {
+  const Finished probe = run_process({"/usr/bin/python3", "-c", "import torchvision"}, dir_, "probe",
+                                     std::chrono::seconds(120));
+  if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 has no torchvision: " << probe.err;
+  const Finished gen = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/generate_pytorch_weights.py",
+                                    "--out", dir_.string(), "--only", "torchvision-resnet18"},
+                                   dir_, "generate", std::chrono::seconds(300));
+  ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
+  fs::rename(dir_ / "pytorch_torchvision_resnet18.pt", dir_ / "resnet18.pt");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  {
+    // The README's lines.
+    auto net = models::create("resnet18", models::ModelOptions().image_size(224).num_classes(1000));
+    net->load_state_dict(io::load_pytorch_state_dict("resnet18.pt"));
+    net->eval();
+    io::export_onnx(net, randn({2, 3, 224, 224}), "resnet18.onnx");  // input "input" [N, 3, 224, 224]
+
+    const auto io = io::read_torch_state_dict("pytorch_torchvision_resnet18_io.pt");
+    NoGradGuard no_grad;
+    const Tensor y = net->forward(io["input"]);
+    ASSERT_EQ(y.sizes(), io["output"].sizes());
+    const double diff = (y.to(kFloat64) - io["output"].to(kFloat64)).abs().max().item<double>();
+    std::cout << "torchvision resnet18: max |cohort - PyTorch| = " << diff << "\n";
+    EXPECT_LT(diff, 1e-4);
+    EXPECT_TRUE(y.argmax(1).equal(io["output"].argmax(1)));
+    check_in_onnxruntime_if_available(dir_, dir_ / "resnet18.onnx", io["input"], y, {"--argmax"});
+  }
+  fs::current_path(cwd);
 }
 
 TEST_F(PytorchWeights, StripsTheModulePrefixOfADataParallelModelAndSaysSo) {
