@@ -143,6 +143,18 @@ TEST(ExportPytorch, ResNet18WithTheCifarStemIsTorchvisionsWithTwoModulesReplaced
                    "torch, torchvision", "model.maxpool = nn.Identity()");
 }
 
+// BasicBlocks of another depth, then Bottlenecks: the printed torchvision constructor and the keys of
+// their downsample shortcuts.
+TEST(ExportPytorch, ResNet34WithTheCifarStemIsTorchvisionsWithTwoModulesReplaced) {
+  check_round_trip("resnet34", {"--dataset", "synthetic", "--limit", "16", "--batch-size", "16"},
+                   "torch, torchvision", "torchvision.models.resnet34(");
+}
+
+TEST(ExportPytorch, ResNet50WithTheCifarStemIsTorchvisionsWithTwoModulesReplaced) {
+  check_round_trip("resnet50", {"--dataset", "synthetic", "--limit", "16", "--batch-size", "16"},
+                   "torch, torchvision", "torchvision.models.resnet50(");
+}
+
 TEST(ExportPytorch, CharLstmLoadsIntoTheClassItPrints) {
   check_round_trip("char-lstm", {}, "torch", "nn.LSTM(64, 256, num_layers=2, batch_first=True)");
 }
