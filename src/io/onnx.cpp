@@ -65,6 +65,7 @@ class GraphBuilder : public detail::Graph {
   }
 
   void bind_input(const Tensor& x, const std::string& name) {
+    if (inputs_.empty()) first_input_ = x;
     bind(x, name);
     inputs_.insert(name);
   }
@@ -162,7 +163,7 @@ class GraphBuilder : public detail::Graph {
     COHORT_CHECK(t.is_leaf(), op, ": an input of shape ", t.sizes(), " was computed from the input or the weights "
                  "by an op that did not report to the tracer (", t.grad_fn() ? t.grad_fn()->name() : "?",
                  "); this is a bug in the exporter");
-    return constant(t);
+    return options_.slice_sequence_constants() ? sequence_constant(t) : constant(t);
   }
 
   std::string constant(const Tensor& t, const std::string& given = "") override {
@@ -267,6 +268,28 @@ class GraphBuilder : public detail::Graph {
                         initializers_.end());
   }
 
+  // OnnxExportOptions::slice_sequence_constants: a constant with dimensions of the example's length T
+  // is the first T of a table (positions, a causal mask), sliced along them to the input's length.
+  std::string sequence_constant(const Tensor& t) {
+    const int64_t T = first_input_.size(1);
+    std::vector<int64_t> axes;
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (t.size(d) == T) axes.push_back(d);
+    const std::string table = constant(t);
+    if (axes.empty()) return table;
+    if (sequence_length_.empty()) {
+      // [T] of the first input, at run time.
+      sequence_length_ = node("Slice", {node("Shape", {value(first_input_, "input")}), constant_ints({1}),
+                                        constant_ints({2})});
+    }
+    std::vector<std::string> ends(axes.size(), sequence_length_);
+    const std::string end = axes.size() == 1 ? ends[0] : node("Concat", ends, {Attribute::i("axis", 0)});
+    const std::string sliced =
+        node("Slice", {table, constant_ints(std::vector<int64_t>(axes.size(), 0)), end, constant_ints(axes)});
+    bind(t, sliced);
+    return sliced;
+  }
+
   // The output `out` gets its name: the node that computes it is renamed, or, for a value that is
   // already a graph input or an earlier output, an Identity node copies it.
   void name_output(const Port& out) {
@@ -303,6 +326,8 @@ class GraphBuilder : public detail::Graph {
   std::vector<Node> nodes_;
   std::vector<std::pair<std::string, Writer>> initializers_;
   std::unordered_set<std::string> inputs_, outputs_;  // the graph's input and output names
+  Tensor first_input_;
+  std::string sequence_length_;  // the node giving the first input's [T], once made
   int64_t constants_ = 0;
 };
 
@@ -429,6 +454,8 @@ std::string export_onnx_bytes(const nn::Module& module, const MultiForward& forw
   const bool ids = first.dtype() == kInt64;  // token ids, e.g. a language model's [N, T]
   COHORT_CHECK(!ids || (options.input_mean().empty() && options.input_std().empty()), "export_onnx: normalize_input "
                "needs a floating-point input, got int64 ids");
+  COHORT_CHECK(!options.slice_sequence_constants() || options.dynamic_sequence(), "export_onnx: "
+               "slice_sequence_constants needs dynamic_sequence");
   COHORT_CHECK(!options.dynamic_sequence() || (first.dim() >= 2 && first.size(1) >= 2 && first.size(0) != first.size(1)),
                "export_onnx: dynamic_sequence needs an example input [N, T, ...] with T >= 2 and N != T (so that "
                "the exporter tells the batch from the sequence), got ", first.sizes());

@@ -88,34 +88,36 @@ void print_onnx_written(std::ostream& out, const std::string& checkpoint, const 
 // position as the model's forward does, [N * T, V] with row n * T + t for position t of sequence n.
 // char-lstm takes any T, and its states too: "h0" and "c0" in (zeros for a new text), "h_n" and "c_n"
 // out, to feed back for the text's continuation, so that a consumer generates one character per call.
-// char-transformer's T is fixed at the training window (its positions are looked up and its causal
-// mask built for that length, constants of the trace); as the mask hides later positions from earlier
-// ones, a shorter text padded on the right with any id gives its own positions' logits unchanged.
+// char-transformer takes T up to its training window W: its position ids and causal mask are traced
+// for W and sliced to the input's T in the graph (a prefix of either is the table for a shorter text).
 void export_language_model(models::Model& model, const TrainConfig& config, const DataSpec& data,
                            const std::string& checkpoint, const ExportOptions& options, std::ostream& out) {
   const auto V = static_cast<int64_t>(data.classes.size());
   const auto [vocabulary, vocabulary_bytes] = vocabulary_json(data.classes);
   auto* lstm = dynamic_cast<models::CharLSTM*>(&model);
-  const bool any_length = lstm != nullptr;
-  const int64_t T = any_length ? 3 : config.seq_len;
+  const int64_t W = config.seq_len;
+  // A dynamic length needs an example of at least 2 ids, and a batch of another size than it.
+  const bool any_length = lstm != nullptr || W >= 2;
+  const int64_t T = lstm ? 3 : W, N = T == 2 ? 3 : 2;
   const std::string t = any_length ? "T" : std::to_string(T);
+  const std::string window = std::to_string(W);
   const std::string state = "[N, " + std::to_string(models::CharLSTM::kLayers) + ", " +
                             std::to_string(models::CharLSTM::kHidden) + "] float32";
-  const std::string layout = "int64 [N, " + t + "]: character ids (" +
-                             (any_length ? std::string("any N >= 1 and T >= 1") : "any N >= 1, exactly " + t +
-                                                                                    " per row") +
-                             "), id i is entry i of 'vocabulary'" +
-                             (any_length ? "; h0 and c0 " + state + ": the LSTM's states (batch, layers, hidden)" : "");
+  const std::string lengths = lstm ? "any N >= 1 and T >= 1"
+                              : any_length ? "any N >= 1 and 1 <= T <= " + window + ", the training window"
+                                           : "any N >= 1, exactly " + t + " per row";
+  const std::string layout = "int64 [N, " + t + "]: character ids (" + lengths + "), id i is entry i of 'vocabulary'" +
+                             (lstm ? "; h0 and c0 " + state + ": the LSTM's states (batch, layers, hidden)" : "");
   const std::string instructions =
       "encode the text's bytes as their indices in 'vocabulary_bytes' (a character outside the vocabulary cannot "
       "be fed) and feed them as int64 [N, " + t + "]" +
-      (any_length ? "; feed h0 and c0 as zeros " + state + " for a new text, or the h_n and c_n that the previous "
-                    "call returned to continue one (a text fed in pieces gives the logits of the text fed whole)"
-                  : "; pad a shorter text on the right with any id (the causal mask keeps the padding from earlier "
-                    "positions)") +
+      (lstm ? "; feed h0 and c0 as zeros " + state + " for a new text, or the h_n and c_n that the previous "
+              "call returned to continue one (a text fed in pieces gives the logits of the text fed whole)"
+            : "; of a text longer than " + window + " characters feed the last " + window) +
       "; the next character's distribution is the softmax of the row of the text's last position";
   auto onnx = onnx_options(options, config)
                   .dynamic_sequence(any_length)
+                  .slice_sequence_constants(any_length && !lstm)
                   .metadata("vocabulary", vocabulary)
                   .metadata("vocabulary_bytes", vocabulary_bytes)
                   .metadata("vocabulary_escape", "an entry is its byte as a one-character string when ASCII, "
@@ -127,11 +129,10 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
                                           (any_length ? "; h_n and c_n " + state + ": the states after the text" : ""))
                   .metadata("context_length", std::to_string(config.seq_len))
                   .metadata("preprocessing", instructions);
-  // The trace is of a batch of 2 sequences (of 3 ids when T is dynamic: N and T then differ, so the
-  // exporter tells them apart).
+  // The trace is of N sequences of T ids (N and T differ, so the exporter tells them apart).
   std::vector<int64_t> ids;
-  for (int64_t i = 0; i < 2 * T; ++i) ids.push_back(i % V);
-  const Tensor example = tensor(ids).view({2, T});
+  for (int64_t i = 0; i < N * T; ++i) ids.push_back(i % V);
+  const Tensor example = tensor(ids).view({N, T});
   const std::string logits = "\"output\" [N*" + t + ", " + std::to_string(V) + "] logits";
   if (!lstm) {
     io::export_onnx(model, [&](const Tensor& x) { return model.forward(x); }, example, options.onnx, onnx);
@@ -144,7 +145,7 @@ void export_language_model(models::Model& model, const TrainConfig& config, cons
       .dynamic_axes("input", {{0, "N"}, {1, "T"}})
       .dynamic_axes("output", {{0, "N*T"}});
   for (const char* port : {"h0", "c0", "h_n", "c_n"}) onnx.dynamic_axes(port, {{0, "N"}});
-  const Tensor zero = zeros({2, models::CharLSTM::kLayers, models::CharLSTM::kHidden});
+  const Tensor zero = zeros({N, models::CharLSTM::kLayers, models::CharLSTM::kHidden});
   io::export_onnx(
       model,
       [&](const std::vector<Tensor>& in) {

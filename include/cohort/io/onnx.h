@@ -65,6 +65,12 @@ struct OnnxExportOptions {
   // Whether the input's second dimension (a sequence's length, "T") is symbolic too; the example's
   // N and T must then differ and T be at least 2, so that the exporter tells the two apart.
   OnnxExportOptions& dynamic_sequence(bool v) { dynamic_sequence_ = v; return *this; }
+  // With dynamic_sequence: a constant the forward read with dimensions of the example's length T (the
+  // position ids of a transformer, its causal mask) is the first T of a table that holds for any
+  // shorter length, and is sliced along those dimensions to the input's T at run time. Only for a
+  // model where that is so (a causal mask is; a constant that depends on T otherwise is not); the
+  // example's T is then the longest the file takes.
+  OnnxExportOptions& slice_sequence_constants(bool v) { slice_sequence_constants_ = v; return *this; }
   OnnxExportOptions& graph_name(std::string v) { graph_name_ = std::move(v); return *this; }
   // Normalisation inside the graph: the model is fed raw values (an image's pixels in [0, 1], a
   // table's raw columns) and the graph first computes (input - mean[c]) / std[c] along dim 1 (an
@@ -100,6 +106,7 @@ struct OnnxExportOptions {
   int64_t opset() const { return opset_; }
   bool dynamic_batch() const { return dynamic_batch_; }
   bool dynamic_sequence() const { return dynamic_sequence_; }
+  bool slice_sequence_constants() const { return slice_sequence_constants_; }
   const std::string& graph_name() const { return graph_name_; }
   const std::vector<double>& input_mean() const { return input_mean_; }
   const std::vector<double>& input_std() const { return input_std_; }
@@ -114,6 +121,7 @@ struct OnnxExportOptions {
   int64_t opset_ = 13;  // 13 to 17: the ops used mean the same in all of them
   bool dynamic_batch_ = true;
   bool dynamic_sequence_ = false;
+  bool slice_sequence_constants_ = false;
   std::string graph_name_ = "cohort";
   std::vector<double> input_mean_, input_std_;  // empty: the input goes to the model as it is
   std::vector<std::pair<std::string, std::string>> metadata_;
