@@ -1,0 +1,201 @@
+// Op-table rows for the pools of 1 and 3 spatial dims (max with indices, average with ceil_mode and
+// count_include_pad, adaptive). Each reference is a plain loop over output elements and window taps,
+// written for any number of spatial dims.
+#include "cohort/ops/pooling.h"
+#include "support/op_table.h"
+
+#include <cmath>
+
+namespace cohort::testing {
+namespace {
+
+using Idx = std::vector<int64_t>;
+using S = std::vector<std::vector<Shape>>;
+
+// [C, *spatial] gets a batch dim of 1 and loses it again.
+Nd batched(Nd x, int64_t spatial) {
+  if (x.dim() == spatial + 1) x.shape.insert(x.shape.begin(), 1);
+  return x;
+}
+Nd like_input(Nd out, const Nd& input, int64_t spatial) {
+  if (input.dim() == spatial + 1) out.shape.erase(out.shape.begin());
+  return out;
+}
+
+// ---- pooling ----------------------------------------------------------------------------------
+
+struct Pool {
+  Idx kernel, stride, padding, dilation;
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+};
+
+// PyTorch's output size: ceil_mode rounds up but drops a window starting in the right padding.
+int64_t pooled_size(int64_t size, int64_t k, int64_t s, int64_t pad, int64_t dil, bool ceil_mode) {
+  const int64_t room = size + 2 * pad - dil * (k - 1) - 1;
+  int64_t n = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
+  if (ceil_mode && (n - 1) * s >= size + pad) --n;
+  return n;
+}
+
+// Values and flat argmax (row-major within each (n, c) volume) of a max pool; NaN wins and the last
+// NaN gives the index (PyTorch 1.13's CPU loop).
+Refs max_pool_ref(const Nd& input, const Pool& g) {
+  const int64_t sd = static_cast<int64_t>(g.kernel.size());
+  const Nd x = batched(input, sd);
+  Shape shape{x.size(0), x.size(1)};
+  for (int64_t d = 0; d < sd; ++d)
+    shape.push_back(pooled_size(x.size(2 + d), g.kernel[d], g.stride[d], g.padding[d], g.dilation[d], g.ceil_mode));
+  Nd values = zeros_nd(shape), indices = zeros_nd(shape, kInt64);
+  int64_t taps = 1;
+  for (int64_t k : g.kernel) taps *= k;
+  for (int64_t flat = 0; flat < values.numel(); ++flat) {
+    const Idx o = unravel(shape, flat);
+    double best = -INFINITY;
+    int64_t at = -1;
+    for (int64_t t = 0; t < taps; ++t) {
+      const Idx k = unravel(g.kernel, t);
+      Idx i{o[0], o[1]};
+      int64_t pos = 0;
+      bool inside = true;
+      for (int64_t d = 0; d < sd; ++d) {
+        const int64_t v = o[2 + d] * g.stride[d] - g.padding[d] + k[d] * g.dilation[d];
+        inside = inside && v >= 0 && v < x.size(2 + d);
+        i.push_back(v);
+        pos = pos * x.size(2 + d) + v;
+      }
+      if (!inside) continue;
+      const double value = x.at(i);
+      if (at < 0 || value > best || std::isnan(value)) best = value, at = pos;
+    }
+    values.v[flat] = best, indices.v[flat] = static_cast<double>(at);
+  }
+  return {like_input(values, input, sd), like_input(indices, input, sd)};
+}
+
+// The window clipped to the padded input (its size is the divisor with count_include_pad), then to
+// the input itself.
+Nd avg_pool_ref(const Nd& input, const Pool& g) {
+  const int64_t sd = static_cast<int64_t>(g.kernel.size());
+  const Nd x = batched(input, sd);
+  Shape shape{x.size(0), x.size(1)};
+  for (int64_t d = 0; d < sd; ++d)
+    shape.push_back(pooled_size(x.size(2 + d), g.kernel[d], g.stride[d], g.padding[d], 1, g.ceil_mode));
+  Nd out = build(shape, [&](const Idx& o) {
+    Idx lo, hi;
+    int64_t padded = 1, inside = 1;
+    for (int64_t d = 0; d < sd; ++d) {
+      const int64_t size = x.size(2 + d), a = o[2 + d] * g.stride[d] - g.padding[d];
+      const int64_t b = std::min(a + g.kernel[d], size + g.padding[d]);
+      padded *= b - a;
+      lo.push_back(std::max<int64_t>(a, 0)), hi.push_back(std::min(b, size));
+      inside *= hi.back() - lo.back();
+    }
+    Idx extent;
+    for (int64_t d = 0; d < sd; ++d) extent.push_back(hi[d] - lo[d]);
+    double sum = 0;
+    for (int64_t t = 0; t < inside; ++t) {
+      const Idx k = unravel(extent, t);
+      Idx i{o[0], o[1]};
+      for (int64_t d = 0; d < sd; ++d) i.push_back(lo[d] + k[d]);
+      sum += x.at(i);
+    }
+    return sum / static_cast<double>(g.count_include_pad ? padded : inside);
+  });
+  return like_input(out, input, sd);
+}
+
+// Adaptive windows: output i of P covers [floor(i H / P), ceil((i + 1) H / P)) in each dim.
+Refs adaptive_pool_ref(const Nd& input, Idx size, bool max) {
+  const int64_t sd = static_cast<int64_t>(size.size());
+  const Nd x = batched(input, sd);
+  Shape shape{x.size(0), x.size(1)};
+  shape.insert(shape.end(), size.begin(), size.end());
+  Nd values = zeros_nd(shape), indices = zeros_nd(shape, kInt64);
+  for (int64_t flat = 0; flat < values.numel(); ++flat) {
+    const Idx o = unravel(shape, flat);
+    Idx lo, extent;
+    int64_t count = 1;
+    for (int64_t d = 0; d < sd; ++d) {
+      const int64_t in = x.size(2 + d), a = o[2 + d] * in / size[d], b = ((o[2 + d] + 1) * in + size[d] - 1) / size[d];
+      lo.push_back(a), extent.push_back(b - a), count *= b - a;
+    }
+    double acc = max ? -INFINITY : 0;
+    int64_t at = -1;
+    for (int64_t t = 0; t < count; ++t) {
+      const Idx k = unravel(extent, t);
+      Idx i{o[0], o[1]};
+      int64_t pos = 0;
+      for (int64_t d = 0; d < sd; ++d) i.push_back(lo[d] + k[d]), pos = pos * x.size(2 + d) + lo[d] + k[d];
+      const double value = x.at(i);
+      if (!max) acc += value;
+      else if (at < 0 || value > acc || std::isnan(value)) acc = value, at = pos;
+    }
+    values.v[flat] = max ? acc : acc / static_cast<double>(count);
+    indices.v[flat] = static_cast<double>(at);
+  }
+  if (!max) return {like_input(values, input, sd)};
+  return {like_input(values, input, sd), like_input(indices, input, sd)};
+}
+
+OpRow row(std::string name, S samples, std::function<Out(const In&)> op, RefFn ref) {
+  return {.name = std::move(name), .samples = std::move(samples), .op = std::move(op), .ref = std::move(ref),
+          .specials = true};
+}
+
+std::vector<OpRow> pool_rows() {
+  return {
+      row("max_pool1d", {{{2, 3, 9}}, {{3, 8}}}, [](const In& x) { return Out{max_pool1d(x[0], 2)}; },
+          [](const Refs& x) { return Refs{max_pool_ref(x[0], {{2}, {2}, {0}, {1}})[0]}; }),
+      row("max_pool1d_with_indices", {{{2, 2, 11}}},
+          [](const In& x) {
+            auto [v, i] = max_pool1d_with_indices(x[0], 3, 2, 1, 2, /*ceil_mode=*/true);
+            return Out{v, i};
+          },
+          [](const Refs& x) { return max_pool_ref(x[0], {{3}, {2}, {1}, {2}, true}); }),
+      row("avg_pool1d_ceil_exclude_pad", {{{2, 3, 8}}, {{2, 7}}},
+          [](const In& x) { return Out{avg_pool1d(x[0], 3, 2, 1, /*ceil_mode=*/true, /*count_include_pad=*/false)}; },
+          [](const Refs& x) { return Refs{avg_pool_ref(x[0], {{3}, {2}, {1}, {1}, true, false})}; }),
+      row("avg_pool1d", {{{2, 3, 8}}}, [](const In& x) { return Out{avg_pool1d(x[0], 3, 2, 1)}; },
+          [](const Refs& x) { return Refs{avg_pool_ref(x[0], {{3}, {2}, {1}, {1}})}; }),
+      row("adaptive_avg_pool1d", {{{2, 3, 7}}, {{2, 5}}}, [](const In& x) { return Out{adaptive_avg_pool1d(x[0], 3)}; },
+          [](const Refs& x) { return adaptive_pool_ref(x[0], {3}, false); }),
+      row("adaptive_max_pool1d", {{{2, 3, 7}}},
+          [](const In& x) {
+            auto [v, i] = adaptive_max_pool1d(x[0], 4);
+            return Out{v, i};
+          },
+          [](const Refs& x) { return adaptive_pool_ref(x[0], {4}, true); }),
+
+      row("max_pool3d", {{{1, 2, 4, 4, 5}}, {{2, 4, 4, 4}}}, [](const In& x) { return Out{max_pool3d(x[0], 2)}; },
+          [](const Refs& x) { return Refs{max_pool_ref(x[0], {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}})[0]}; }),
+      row("max_pool3d_with_indices", {{{1, 2, 5, 6, 5}}},
+          [](const In& x) {
+            auto [v, i] = max_pool3d_with_indices(x[0], {3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, /*ceil_mode=*/true);
+            return Out{v, i};
+          },
+          [](const Refs& x) { return max_pool_ref(x[0], {{3, 2, 3}, {2, 1, 2}, {1, 0, 1}, {1, 2, 1}, true}); }),
+      row("avg_pool3d", {{{1, 2, 5, 4, 5}}, {{2, 4, 5, 3}}}, [](const In& x) { return Out{avg_pool3d(x[0], 3, 2, 1)}; },
+          [](const Refs& x) { return Refs{avg_pool_ref(x[0], {{3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}})}; }),
+      row("avg_pool3d_ceil_exclude_pad", {{{1, 2, 6, 5, 4}}},
+          [](const In& x) {
+            return Out{avg_pool3d(x[0], {3, 2, 2}, 2, {1, 1, 0}, /*ceil_mode=*/true, /*count_include_pad=*/false)};
+          },
+          [](const Refs& x) {
+            return Refs{avg_pool_ref(x[0], {{3, 2, 2}, {2, 2, 2}, {1, 1, 0}, {1, 1, 1}, true, false})};
+          }),
+      row("adaptive_avg_pool3d", {{{1, 2, 5, 4, 6}}, {{2, 3, 4, 5}}},
+          [](const In& x) { return Out{adaptive_avg_pool3d(x[0], {2, 3, 4})}; },
+          [](const Refs& x) { return adaptive_pool_ref(x[0], {2, 3, 4}, false); }),
+      row("adaptive_max_pool3d", {{{1, 2, 5, 4, 6}}},
+          [](const In& x) {
+            auto [v, i] = adaptive_max_pool3d(x[0], {3, 2, 4});
+            return Out{v, i};
+          },
+          [](const Refs& x) { return adaptive_pool_ref(x[0], {3, 2, 4}, true); }),
+  };
+}
+COHORT_OP_ROWS("vision", pool_rows);
+
+}  // namespace
+}  // namespace cohort::testing
