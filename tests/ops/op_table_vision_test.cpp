@@ -1,6 +1,7 @@
 // Op-table rows for the pools of 1 and 3 spatial dims (max with indices, average with ceil_mode and
-// count_include_pad, adaptive). Each reference is a plain loop over output elements and window taps,
-// written for any number of spatial dims.
+// count_include_pad, adaptive) and the 3-d convolutions (groups, stride, padding, dilation,
+// output_padding). Each reference is a plain loop over output elements and window taps.
+#include "cohort/ops/convolution.h"
 #include "cohort/ops/pooling.h"
 #include "support/op_table.h"
 
@@ -195,7 +196,110 @@ std::vector<OpRow> pool_rows() {
           [](const Refs& x) { return adaptive_pool_ref(x[0], {3, 2, 4}, true); }),
   };
 }
-COHORT_OP_ROWS("vision", pool_rows);
+COHORT_OP_ROWS("pool_nd", pool_rows);
+
+// ---- 3-d convolution --------------------------------------------------------------------------
+
+struct Conv3 {
+  Idx stride{1, 1, 1}, pad_lo{0, 0, 0}, pad_hi{0, 0, 0}, dilation{1, 1, 1};
+  int64_t groups = 1;
+};
+
+// x [N, C, D, H, W] or [C, D, H, W], w [O, C / groups, kD, kH, kW], b [O] or null.
+Nd conv3d_ref(const Nd& input, const Nd& w, const Nd* b, const Conv3& g) {
+  const Nd x = batched(input, 3);
+  const int64_t O = w.size(0), Cg = w.size(1);
+  Shape shape{x.size(0), O};
+  for (int64_t d = 0; d < 3; ++d)
+    shape.push_back((x.size(2 + d) + g.pad_lo[d] + g.pad_hi[d] - g.dilation[d] * (w.size(2 + d) - 1) - 1) / g.stride[d] + 1);
+  Nd out = build(shape, [&](const Idx& o) {
+    const int64_t group = o[1] / (O / g.groups);
+    double acc = b ? b->v[o[1]] : 0;
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t kd = 0; kd < w.size(2); ++kd)
+        for (int64_t kh = 0; kh < w.size(3); ++kh)
+          for (int64_t kw = 0; kw < w.size(4); ++kw) {
+            const Idx k{kd, kh, kw};
+            Idx i{o[0], group * Cg + c};
+            bool inside = true;
+            for (int64_t d = 0; d < 3; ++d) {
+              const int64_t v = o[2 + d] * g.stride[d] - g.pad_lo[d] + k[d] * g.dilation[d];
+              inside = inside && v >= 0 && v < x.size(2 + d);
+              i.push_back(v);
+            }
+            if (inside) acc += x.at(i) * w.at({o[1], c, kd, kh, kw});
+          }
+    return acc;
+  });
+  return like_input(out, input, 3);
+}
+
+// The definition: output z gathers every input d and tap k with d * stride - padding + k * dilation
+// = z. x [N, C, D, H, W] or [C, D, H, W], w [C, O / groups, kD, kH, kW]; g.pad_hi holds the
+// output_padding.
+Nd conv_transpose3d_ref(const Nd& input, const Nd& w, const Nd* b, const Conv3& g) {
+  const Nd x = batched(input, 3);
+  const int64_t C = x.size(1), Og = w.size(1), Cg = C / g.groups;
+  Shape shape{x.size(0), Og * g.groups};
+  for (int64_t d = 0; d < 3; ++d)
+    shape.push_back((x.size(2 + d) - 1) * g.stride[d] - 2 * g.pad_lo[d] + g.dilation[d] * (w.size(2 + d) - 1) +
+                    g.pad_hi[d] + 1);
+  Nd out = build(shape, [&](const Idx& o) {
+    const int64_t group = o[1] / Og, oc = o[1] % Og;
+    double acc = b ? b->v[o[1]] : 0;
+    for (int64_t c = group * Cg; c < (group + 1) * Cg; ++c)
+      for (int64_t kd = 0; kd < w.size(2); ++kd)
+        for (int64_t kh = 0; kh < w.size(3); ++kh)
+          for (int64_t kw = 0; kw < w.size(4); ++kw) {
+            const Idx k{kd, kh, kw};
+            Idx i{o[0], c};
+            bool inside = true;
+            for (int64_t d = 0; d < 3; ++d) {
+              const int64_t shifted = o[2 + d] + g.pad_lo[d] - k[d] * g.dilation[d];
+              inside = inside && shifted >= 0 && shifted % g.stride[d] == 0 && shifted / g.stride[d] < x.size(2 + d);
+              i.push_back(inside ? shifted / g.stride[d] : 0);
+            }
+            if (inside) acc += x.at(i) * w.at({c, oc, kd, kh, kw});
+          }
+    return acc;
+  });
+  return like_input(out, input, 3);
+}
+
+OpRow conv_row(std::string name, S samples, std::function<Tensor(const In&)> op, Conv3 g, bool transposed) {
+  return {.name = std::move(name),
+          .samples = std::move(samples),
+          .op = [op](const In& x) { return Out{op(x)}; },
+          .ref = [g, transposed](const Refs& x) {
+            const Nd* b = x.size() > 2 ? &x[2] : nullptr;
+            return Refs{transposed ? conv_transpose3d_ref(x[0], x[1], b, g) : conv3d_ref(x[0], x[1], b, g)};
+          }};
+}
+
+std::vector<OpRow> conv3d_rows() {
+  return {
+      conv_row("conv3d", {{{2, 3, 4, 5, 4}, {4, 3, 2, 3, 2}, {4}}, {{3, 3, 4, 4}, {2, 3, 2, 2, 3}, {2}}},
+               [](const In& x) { return conv3d(x[0], x[1], x[2], 1, 1); },
+               {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1}, false),
+      conv_row("conv3d_strided_grouped_dilated", {{{1, 4, 7, 6, 5}, {6, 2, 3, 2, 2}, {6}}},
+               [](const In& x) { return conv3d(x[0], x[1], x[2], {2, 1, 2}, {1, 0, 1}, {2, 1, 2}, 2); },
+               {{2, 1, 2}, {1, 0, 1}, {1, 0, 1}, {2, 1, 2}, 2}, false),
+      // "same" with even kernels: the odd padding at the end, in every dim.
+      conv_row("conv3d_same", {{{1, 2, 4, 5, 3}, {3, 2, 2, 4, 3}}},
+               [](const In& x) { return conv3d(x[0], x[1], {}, 1, "same", {2, 1, 1}); },
+               {{1, 1, 1}, {1, 1, 1}, {1, 2, 1}, {2, 1, 1}, 1}, false),
+      conv_row("conv_transpose3d", {{{2, 4, 3, 2, 3}, {4, 3, 2, 3, 2}, {3}}, {{4, 2, 3, 2}, {4, 2, 2, 2, 2}, {2}}},
+               [](const In& x) { return conv_transpose3d(x[0], x[1], x[2]); },
+               {{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 1}, true),
+      // stride, padding, output_padding (below the stride, or allowed by the dilation), groups.
+      conv_row("conv_transpose3d_strided_grouped", {{{1, 4, 3, 3, 2}, {4, 2, 3, 2, 3}, {4}}},
+               [](const In& x) {
+                 return conv_transpose3d(x[0], x[1], x[2], {2, 3, 1}, {1, 0, 1}, {1, 2, 1}, 2, {1, 1, 2});
+               },
+               {{2, 3, 1}, {1, 0, 1}, {1, 2, 1}, {1, 1, 2}, 2}, true),
+  };
+}
+COHORT_OP_ROWS("conv3d", conv3d_rows);
 
 }  // namespace
 }  // namespace cohort::testing
