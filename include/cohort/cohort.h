@@ -56,6 +56,7 @@
 #include "cohort/ops/normalization.h"
 #include "cohort/ops/optimizer_step.h"
 #include "cohort/ops/padding.h"
+#include "cohort/ops/pixel_shuffle.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/pooling.h"
 #include "cohort/ops/reduction.h"
@@ -102,6 +103,7 @@
 #include "cohort/nn/pooling.h"
 #include "cohort/nn/rnn.h"
 #include "cohort/nn/transformer.h"
+#include "cohort/nn/vision.h"
 #include "cohort/nn/utils.h"
 #include "cohort/nn/utils/rnn.h"
 

@@ -1,7 +1,9 @@
 // Op-table rows for the pools of 1 and 3 spatial dims (max with indices, average with ceil_mode and
-// count_include_pad, adaptive) and the 3-d convolutions (groups, stride, padding, dilation,
-// output_padding). Each reference is a plain loop over output elements and window taps.
+// count_include_pad, adaptive), the 3-d convolutions (groups, stride, padding, dilation,
+// output_padding) and pixel_shuffle / pixel_unshuffle. Each reference is a plain loop over the
+// output elements.
 #include "cohort/ops/convolution.h"
+#include "cohort/ops/pixel_shuffle.h"
 #include "cohort/ops/pooling.h"
 #include "support/op_table.h"
 
@@ -300,6 +302,54 @@ std::vector<OpRow> conv3d_rows() {
   };
 }
 COHORT_OP_ROWS("conv3d", conv3d_rows);
+
+}  // namespace
+}  // namespace cohort::testing
+
+namespace cohort::testing {
+namespace {
+
+// ---- pixel shuffle ----------------------------------------------------------------------------
+
+// out[..., c, h r + i, w r + j] = in[..., c r^2 + i r + j, h, w], on the last three dims.
+Nd pixel_shuffle_ref(const Nd& x, int64_t r) {
+  Shape shape = x.shape;
+  const int64_t k = x.dim();
+  shape[k - 3] /= r * r, shape[k - 2] *= r, shape[k - 1] *= r;
+  return build(shape, [&](const Idx& o) {
+    Idx i = o;
+    i[k - 3] = o[k - 3] * r * r + (o[k - 2] % r) * r + o[k - 1] % r;
+    i[k - 2] = o[k - 2] / r, i[k - 1] = o[k - 1] / r;
+    return x.at(i);
+  });
+}
+
+// The inverse: out[..., c r^2 + i r + j, h, w] = in[..., c, h r + i, w r + j].
+Nd pixel_unshuffle_ref(const Nd& x, int64_t r) {
+  Shape shape = x.shape;
+  const int64_t k = x.dim();
+  shape[k - 3] *= r * r, shape[k - 2] /= r, shape[k - 1] /= r;
+  return build(shape, [&](const Idx& o) {
+    const int64_t c = o[k - 3] / (r * r), i = o[k - 3] / r % r, j = o[k - 3] % r;
+    Idx in = o;
+    in[k - 3] = c, in[k - 2] = o[k - 2] * r + i, in[k - 1] = o[k - 1] * r + j;
+    return x.at(in);
+  });
+}
+
+std::vector<OpRow> pixel_shuffle_rows() {
+  return {
+      {.name = "pixel_shuffle",
+       .samples = {{{2, 8, 3, 2}}, {{9, 2, 3}}, {{2, 1, 4, 2, 2}}},
+       .op = [](const In& x) { return Out{pixel_shuffle(x[0], x[0].size(-3) == 9 ? 3 : 2)}; },
+       .ref = [](const Refs& x) { return Refs{pixel_shuffle_ref(x[0], x[0].size(-3) == 9 ? 3 : 2)}; }},
+      {.name = "pixel_unshuffle",
+       .samples = {{{2, 2, 6, 4}}, {{3, 6, 9}}, {{2, 1, 2, 4, 4}}},
+       .op = [](const In& x) { return Out{pixel_unshuffle(x[0], x[0].size(-1) == 9 ? 3 : 2)}; },
+       .ref = [](const Refs& x) { return Refs{pixel_unshuffle_ref(x[0], x[0].size(-1) == 9 ? 3 : 2)}; }},
+  };
+}
+COHORT_OP_ROWS("pixel_shuffle", pixel_shuffle_rows);
 
 }  // namespace
 }  // namespace cohort::testing

@@ -1,10 +1,12 @@
-// interpolate's options resolved to the upsample ops (sizes from scale factors, PyTorch's checks).
+// interpolate's options resolved to the upsample ops (sizes from scale factors, PyTorch's checks);
+// pixel_shuffle and pixel_unshuffle's to their ops.
 #include "cohort/nn/functional/vision.h"
 
 #include <cmath>
 
 #include "cohort/core/error.h"
 #include "cohort/ops/interpolate.h"
+#include "cohort/ops/pixel_shuffle.h"
 
 namespace cohort::nn::functional {
 
@@ -37,6 +39,14 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
   }
   if (nearest) return upsample_nearest2d(input, size, sh, sw);
   return upsample_bilinear2d(input, size, options.align_corners().value_or(false), sh, sw, options.antialias());
+}
+
+Tensor pixel_shuffle(const Tensor& input, const PixelShuffleFuncOptions& options) {
+  return cohort::pixel_shuffle(input, options.upscale_factor());
+}
+
+Tensor pixel_unshuffle(const Tensor& input, const PixelUnshuffleFuncOptions& options) {
+  return cohort::pixel_unshuffle(input, options.downscale_factor());
 }
 
 }  // namespace cohort::nn::functional

@@ -1,4 +1,5 @@
-// nn::functional::interpolate, spelled as libtorch's torch::nn::functional::interpolate:
+// nn::functional::interpolate, pixel_shuffle and pixel_unshuffle, spelled as libtorch's
+// torch::nn::functional ones:
 //   F::interpolate(x, F::InterpolateFuncOptions().size(std::vector<int64_t>{224, 224}).mode(torch::kBilinear)
 //                         .align_corners(false).antialias(true));
 //   F::interpolate(x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}));   // nearest
@@ -48,6 +49,28 @@ struct InterpolateFuncOptions {
 };
 
 Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options = {});
+
+// Sub-pixel rearrangement (cohort/ops/pixel_shuffle.h): [*, C r^2, H, W] <-> [*, C, H r, W r].
+//   F::pixel_shuffle(x, F::PixelShuffleFuncOptions(2))
+struct PixelShuffleFuncOptions {
+  PixelShuffleFuncOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}  // NOLINT
+  PixelShuffleFuncOptions& upscale_factor(int64_t r) { upscale_factor_ = r; return *this; }
+  int64_t upscale_factor() const { return upscale_factor_; }
+
+ private:
+  int64_t upscale_factor_;
+};
+struct PixelUnshuffleFuncOptions {
+  PixelUnshuffleFuncOptions(int64_t downscale_factor) : downscale_factor_(downscale_factor) {}  // NOLINT
+  PixelUnshuffleFuncOptions& downscale_factor(int64_t r) { downscale_factor_ = r; return *this; }
+  int64_t downscale_factor() const { return downscale_factor_; }
+
+ private:
+  int64_t downscale_factor_;
+};
+
+Tensor pixel_shuffle(const Tensor& input, const PixelShuffleFuncOptions& options);
+Tensor pixel_unshuffle(const Tensor& input, const PixelUnshuffleFuncOptions& options);
 
 }  // namespace nn::functional
 }  // namespace cohort
