@@ -1,8 +1,9 @@
 // Op-table rows for the pools of 1 and 3 spatial dims (max with indices, average with ceil_mode and
 // count_include_pad, adaptive), the 3-d convolutions (groups, stride, padding, dilation,
-// output_padding) and pixel_shuffle / pixel_unshuffle. Each reference is a plain loop over the
+// output_padding), pixel_shuffle / pixel_unshuffle and im2col / col2im. Each reference is a plain loop over the
 // output elements.
 #include "cohort/ops/convolution.h"
+#include "cohort/ops/fold.h"
 #include "cohort/ops/pixel_shuffle.h"
 #include "cohort/ops/pooling.h"
 #include "support/op_table.h"
@@ -350,6 +351,81 @@ std::vector<OpRow> pixel_shuffle_rows() {
   };
 }
 COHORT_OP_ROWS("pixel_shuffle", pixel_shuffle_rows);
+
+}  // namespace
+}  // namespace cohort::testing
+
+namespace cohort::testing {
+namespace {
+
+// ---- im2col / col2im --------------------------------------------------------------------------
+
+struct Sliding {
+  Idx kernel, dilation, padding, stride;
+};
+
+int64_t block_count(int64_t size, int64_t k, int64_t d, int64_t pad, int64_t s) {
+  return (size + 2 * pad - d * (k - 1) - 1) / s + 1;
+}
+
+// out[n, (c kH + i) kW + j, p Q + q] = x[n, c, p sH - padH + i dH, q sW - padW + j dW] (0 outside).
+Nd im2col_ref(const Nd& input, const Sliding& g) {
+  const Nd x = batched(input, 2);
+  const int64_t C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t P = block_count(H, g.kernel[0], g.dilation[0], g.padding[0], g.stride[0]);
+  const int64_t Q = block_count(W, g.kernel[1], g.dilation[1], g.padding[1], g.stride[1]);
+  Nd out = build({x.size(0), C * g.kernel[0] * g.kernel[1], P * Q}, [&](const Idx& o) {
+    const int64_t c = o[1] / (g.kernel[0] * g.kernel[1]), i = o[1] / g.kernel[1] % g.kernel[0], j = o[1] % g.kernel[1];
+    const int64_t h = o[2] / Q * g.stride[0] - g.padding[0] + i * g.dilation[0];
+    const int64_t w = o[2] % Q * g.stride[1] - g.padding[1] + j * g.dilation[1];
+    return h >= 0 && h < H && w >= 0 && w < W ? x.at({o[0], c, h, w}) : 0.0;
+  });
+  if (input.dim() == 3) out.shape.erase(out.shape.begin());
+  return out;
+}
+
+// The adjoint: every column entry added at its image position (the padding dropped).
+Nd col2im_ref(const Nd& input, Idx size, const Sliding& g) {
+  Nd cols = input;
+  if (cols.dim() == 2) cols.shape.insert(cols.shape.begin(), 1);
+  const int64_t taps = g.kernel[0] * g.kernel[1], C = cols.size(1) / taps;
+  const int64_t Q = block_count(size[1], g.kernel[1], g.dilation[1], g.padding[1], g.stride[1]);
+  Nd out = zeros_nd({cols.size(0), C, size[0], size[1]});
+  for (int64_t flat = 0; flat < cols.numel(); ++flat) {
+    const Idx k = unravel(cols.shape, flat);
+    const int64_t c = k[1] / taps, i = k[1] / g.kernel[1] % g.kernel[0], j = k[1] % g.kernel[1];
+    const int64_t h = k[2] / Q * g.stride[0] - g.padding[0] + i * g.dilation[0];
+    const int64_t w = k[2] % Q * g.stride[1] - g.padding[1] + j * g.dilation[1];
+    if (h >= 0 && h < size[0] && w >= 0 && w < size[1]) out.at({k[0], c, h, w}) += cols.v[flat];
+  }
+  if (input.dim() == 2) out.shape.erase(out.shape.begin());
+  return out;
+}
+
+std::vector<OpRow> fold_rows() {
+  const Sliding plain{{2, 3}, {1, 1}, {0, 0}, {1, 1}}, strided{{3, 2}, {2, 1}, {1, 2}, {2, 3}};
+  return {
+      {.name = "im2col",
+       .samples = {{{2, 3, 4, 5}}, {{2, 4, 4}}},
+       .op = [](const In& x) { return Out{im2col(x[0], {2, 3}, 1, 0, 1)}; },
+       .ref = [plain](const Refs& x) { return Refs{im2col_ref(x[0], plain)}; }},
+      {.name = "im2col_strided_dilated_padded",
+       .samples = {{{1, 2, 7, 6}}},
+       .op = [](const In& x) { return Out{im2col(x[0], {3, 2}, {2, 1}, {1, 2}, {2, 3})}; },
+       .ref = [strided](const Refs& x) { return Refs{im2col_ref(x[0], strided)}; }},
+      // An image of 4 x 5 with 2 x 3 windows: 3 x 3 = 9 blocks.
+      {.name = "col2im",
+       .samples = {{{2, 12, 9}}, {{6, 9}}},
+       .op = [](const In& x) { return Out{col2im(x[0], {4, 5}, {2, 3}, 1, 0, 1)}; },
+       .ref = [plain](const Refs& x) { return Refs{col2im_ref(x[0], {4, 5}, plain)}; }},
+      // An image of 7 x 6: 3 x 3 blocks of 3 x 2 taps.
+      {.name = "col2im_strided_dilated_padded",
+       .samples = {{{1, 12, 9}}},
+       .op = [](const In& x) { return Out{col2im(x[0], {7, 6}, {3, 2}, {2, 1}, {1, 2}, {2, 3})}; },
+       .ref = [strided](const Refs& x) { return Refs{col2im_ref(x[0], {7, 6}, strided)}; }},
+  };
+}
+COHORT_OP_ROWS("fold", fold_rows);
 
 }  // namespace
 }  // namespace cohort::testing
