@@ -50,6 +50,7 @@
 #include "cohort/ops/embedding.h"
 #include "cohort/ops/feature_dropout.h"
 #include "cohort/ops/fold.h"
+#include "cohort/ops/grid_sample.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/interpolate.h"
 #include "cohort/ops/linalg.h"

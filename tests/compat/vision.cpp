@@ -1,8 +1,8 @@
 // The libtorch-port promise for the 1-d and 3-d pools, 3-d convolutions and the vision layers: a
 // small video classifier (Conv3d, MaxPool3d, AdaptiveAvgPool3d, Linear), the 1-d
 // pools over a sequence, ConvTranspose3d as conv3d's adjoint, a sub-pixel upscaling head
-// (PixelShuffle, PixelUnshuffle), Upsample, and Unfold / Fold, with hand-worked values (compat.h has
-// the rules).
+// (PixelShuffle, PixelUnshuffle), Upsample, Unfold / Fold, and a spatial transformer (affine_grid,
+// grid_sample), with hand-worked values (compat.h has the rules).
 #include "compat.h"
 
 using namespace compat;
@@ -176,6 +176,36 @@ void unfold_fold() {
   check(close(xg.grad(), counts), "unfold's gradient of ones is the same count");
 }
 
+// A spatial transformer: affine_grid of the identity samples the image back; a shift of one pixel
+// moves the columns, with zeros or the border column coming in.
+void spatial_transformer() {
+  auto x = wave({2, 3, 5, 6}, 0.4);
+  auto identity = torch::tensor(std::vector<double>{1, 0, 0, 0, 1, 0}, torch::kFloat64).view({1, 2, 3}).repeat({2, 1, 1});
+  auto grid = F::affine_grid(identity, {2, 3, 5, 6}, /*align_corners=*/false);
+  check(has_sizes(grid, {2, 5, 6, 2}), "affine_grid: [N, H, W, 2]");
+  check(near(grid[0][0][0][0].item<double>(), -5.0 / 6) && near(grid[0][4][5][1].item<double>(), 4.0 / 5),
+        "pixel centres without align_corners");
+  auto same = F::grid_sample(x, grid, F::GridSampleFuncOptions().mode(torch::kBilinear).padding_mode(torch::kZeros).align_corners(false));
+  check(close(same, x, 1e-12), "the identity transform samples the image back");
+  auto shift = torch::tensor(std::vector<double>{1, 0, 2.0 / 5, 0, 1, 0}, torch::kFloat64).view({1, 2, 3}).repeat({2, 1, 1});
+  auto shifted_grid = F::affine_grid(shift, {2, 3, 5, 6}, /*align_corners=*/true);
+  auto zeros = F::grid_sample(x, shifted_grid, F::GridSampleFuncOptions().align_corners(true));
+  check(close(zeros.narrow(3, 0, 5), x.narrow(3, 1, 5), 1e-12), "a one-pixel shift reads the next column");
+  check(zeros.narrow(3, 5, 1).abs().max().item<double>() < 1e-12, "zeros come in at the edge");
+  auto border = F::grid_sample(x, shifted_grid, F::GridSampleFuncOptions().padding_mode(torch::kBorder).align_corners(true));
+  check(close(border.narrow(3, 5, 1), x.narrow(3, 5, 1), 1e-12), "kBorder repeats the last column");
+  auto nearest = F::grid_sample(x, grid, F::GridSampleFuncOptions().mode(torch::kNearest).align_corners(false));
+  check(nearest.equal(x), "nearest at the pixel centres is exact");
+  // Gradients reach the image and theta.
+  auto xg = x.clone().requires_grad_(true);
+  auto theta = shift.clone().requires_grad_(true);
+  F::grid_sample(xg, F::affine_grid(theta, {2, 3, 5, 6}, true), F::GridSampleFuncOptions().align_corners(true))
+      .sum()
+      .backward();
+  check(xg.grad().defined() && near(xg.grad().sum().item<double>(), 2 * 3 * 5 * 5), "each in-image sample passes 1");
+  check(theta.grad().defined() && has_sizes(theta.grad(), {2, 2, 3}), "theta gets a gradient");
+}
+
 }  // namespace
 
 int main() {
@@ -186,5 +216,6 @@ int main() {
   section("PixelShuffle", sub_pixel);
   section("Upsample", upsample);
   section("Unfold and Fold", unfold_fold);
+  section("affine_grid and grid_sample", spatial_transformer);
   return finish("vision");
 }

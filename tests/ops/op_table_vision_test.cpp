@@ -1,9 +1,11 @@
 // Op-table rows for the pools of 1 and 3 spatial dims (max with indices, average with ceil_mode and
 // count_include_pad, adaptive), the 3-d convolutions (groups, stride, padding, dilation,
-// output_padding), pixel_shuffle / pixel_unshuffle and im2col / col2im. Each reference is a plain loop over the
+// output_padding), pixel_shuffle / pixel_unshuffle, im2col / col2im, affine_grid_generator and
+// grid_sampler. Each reference is a plain loop over the
 // output elements.
 #include "cohort/ops/convolution.h"
 #include "cohort/ops/fold.h"
+#include "cohort/ops/grid_sample.h"
 #include "cohort/ops/pixel_shuffle.h"
 #include "cohort/ops/pooling.h"
 #include "support/op_table.h"
@@ -426,6 +428,91 @@ std::vector<OpRow> fold_rows() {
   };
 }
 COHORT_OP_ROWS("fold", fold_rows);
+
+}  // namespace
+}  // namespace cohort::testing
+
+namespace cohort::testing {
+namespace {
+
+// ---- spatial transformers ---------------------------------------------------------------------
+
+double normalised(int64_t i, int64_t steps, bool align_corners) {
+  if (steps <= 1) return 0;
+  const double c = -1 + 2.0 * static_cast<double>(i) / static_cast<double>(steps - 1);
+  return align_corners ? c : c * static_cast<double>(steps - 1) / static_cast<double>(steps);
+}
+
+// grid[n, h, w, k] = sum_j theta[n, k, j] (x_w, y_h, 1)_j.
+Nd affine_grid_ref(const Nd& theta, int64_t H, int64_t W, bool align_corners) {
+  return build({theta.size(0), H, W, 2}, [&](const Idx& i) {
+    const double x = normalised(i[2], W, align_corners), y = normalised(i[1], H, align_corners);
+    return theta.at({i[0], i[3], 0}) * x + theta.at({i[0], i[3], 1}) * y + theta.at({i[0], i[3], 2});
+  });
+}
+
+// PyTorch's source coordinate: unnormalise, then border clamps and reflection folds at the edges.
+double source(double g, int64_t size, int padding, bool align_corners) {
+  double c = align_corners ? (g + 1) / 2 * static_cast<double>(size - 1) : ((g + 1) * static_cast<double>(size) - 1) / 2;
+  if (padding == 2) {
+    const double lo = align_corners ? 0 : -0.5, hi = align_corners ? static_cast<double>(size - 1) : size - 0.5;
+    if (hi > lo) {
+      const double span = hi - lo;
+      double in = std::abs(c - lo);
+      const double flips = std::floor(in / span), extra = in - flips * span;
+      c = static_cast<int64_t>(flips) % 2 == 0 ? lo + extra : hi - extra;
+    } else {
+      c = 0;
+    }
+  }
+  if (padding != 0) c = std::min(std::max(c, 0.0), static_cast<double>(size - 1));
+  return c;
+}
+
+// Bilinear (or nearest, ties to even) samples of x [N, C, H, W] at grid [N, Ho, Wo, 2]; zeros outside.
+Nd grid_sample_ref(const Nd& x, const Nd& grid, bool nearest, int padding, bool align_corners) {
+  const int64_t H = x.size(2), W = x.size(3);
+  return build({x.size(0), x.size(1), grid.size(1), grid.size(2)}, [&](const Idx& o) {
+    const double ix = source(grid.at({o[0], o[2], o[3], 0}), W, padding, align_corners);
+    const double iy = source(grid.at({o[0], o[2], o[3], 1}), H, padding, align_corners);
+    auto pixel = [&](double px, double py) {
+      const bool inside = px >= 0 && px <= static_cast<double>(W - 1) && py >= 0 && py <= static_cast<double>(H - 1);
+      return inside ? x.at({o[0], o[1], static_cast<int64_t>(py), static_cast<int64_t>(px)}) : 0.0;
+    };
+    if (nearest) return pixel(std::nearbyint(ix), std::nearbyint(iy));
+    const double x0 = std::floor(ix), y0 = std::floor(iy), fx = ix - x0, fy = iy - y0;
+    return pixel(x0, y0) * (1 - fx) * (1 - fy) + pixel(x0 + 1, y0) * fx * (1 - fy) + pixel(x0, y0 + 1) * (1 - fx) * fy +
+           pixel(x0 + 1, y0 + 1) * fx * fy;
+  });
+}
+
+OpRow sampler_row(std::string name, bool nearest, int padding, bool align_corners) {
+  return {.name = std::move(name),
+          // Grid values in [-1.3, 1.3]: some samples fall outside the image.
+          .samples = {{{2, 3, 4, 5}, {2, 3, 2, 2}}, {{1, 2, 3, 3}, {1, 4, 3, 2}}},
+          .op = [=](const In& x) { return Out{grid_sampler(x[0], x[1], nearest ? 1 : 0, padding, align_corners)}; },
+          .ref = [=](const Refs& x) { return Refs{grid_sample_ref(x[0], x[1], nearest, padding, align_corners)}; },
+          .domains = {Domain{}, real(-1.3, 1.3)}};
+}
+
+std::vector<OpRow> transformer_rows() {
+  return {
+      {.name = "affine_grid_generator",
+       .samples = {{{2, 2, 3}}},
+       .op = [](const In& x) { return Out{affine_grid_generator(x[0], {2, 3, 4, 5}, false)}; },
+       .ref = [](const Refs& x) { return Refs{affine_grid_ref(x[0], 4, 5, false)}; }},
+      {.name = "affine_grid_generator_align_corners",
+       .samples = {{{1, 2, 3}}},
+       .op = [](const In& x) { return Out{affine_grid_generator(x[0], {1, 1, 3, 1}, true)}; },
+       .ref = [](const Refs& x) { return Refs{affine_grid_ref(x[0], 3, 1, true)}; }},
+      sampler_row("grid_sampler_bilinear_zeros", false, 0, false),
+      sampler_row("grid_sampler_bilinear_border_align_corners", false, 1, true),
+      sampler_row("grid_sampler_bilinear_reflection", false, 2, false),
+      sampler_row("grid_sampler_bilinear_reflection_align_corners", false, 2, true),
+      sampler_row("grid_sampler_nearest_zeros", true, 0, true),
+  };
+}
+COHORT_OP_ROWS("grid_sample", transformer_rows);
 
 }  // namespace
 }  // namespace cohort::testing

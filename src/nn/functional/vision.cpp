@@ -1,10 +1,11 @@
 // interpolate's options resolved to the upsample ops (sizes from scale factors, PyTorch's checks);
-// pixel_shuffle and pixel_unshuffle's to their ops.
+// pixel_shuffle, pixel_unshuffle, affine_grid and grid_sample's to their ops.
 #include "cohort/nn/functional/vision.h"
 
 #include <cmath>
 
 #include "cohort/core/error.h"
+#include "cohort/ops/grid_sample.h"
 #include "cohort/ops/interpolate.h"
 #include "cohort/ops/pixel_shuffle.h"
 
@@ -47,6 +48,16 @@ Tensor pixel_shuffle(const Tensor& input, const PixelShuffleFuncOptions& options
 
 Tensor pixel_unshuffle(const Tensor& input, const PixelUnshuffleFuncOptions& options) {
   return cohort::pixel_unshuffle(input, options.downscale_factor());
+}
+
+Tensor affine_grid(const Tensor& theta, IntArrayRef size, bool align_corners) {
+  return cohort::affine_grid_generator(theta, size, align_corners);
+}
+
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& options) {
+  const int64_t mode = options.mode() == InterpolateMode::kBilinear ? 0 : 1;
+  const int64_t padding = static_cast<int64_t>(options.padding_mode());  // kZeros 0, kBorder 1, kReflection 2
+  return cohort::grid_sampler(input, grid, mode, padding, options.align_corners().value_or(false));
 }
 
 }  // namespace cohort::nn::functional
