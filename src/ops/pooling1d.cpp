@@ -12,11 +12,8 @@ namespace {
 
 constexpr int64_t kSpatial = 1;
 
-// The input as [(N,) C, 1, L], after the 1-d checks of rank, dtype and sizes.
-Tensor as_plane(const char* op, const Tensor& self) {
-  detail::pool_batched(op, self, kSpatial);
-  return self.unsqueeze(-2);
-}
+// The (checked) input as [(N,) C, 1, L].
+Tensor as_plane(const Tensor& self) { return self.unsqueeze(-2); }
 Tensor as_line(const Tensor& out) { return out.squeeze(-2); }
 
 // The 1-d geometry, checked with the 1-d op's name and values.
@@ -31,7 +28,7 @@ detail::PoolShape checked(const char* op, const Tensor& self, IntArrayRef kernel
 std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const auto g = checked("max_pool1d", self, kernel_size, stride, padding, dilation, ceil_mode);
-  auto [out, indices] = max_pool2d_with_indices(as_plane("max_pool1d", self), {1, g.kernel[0]}, {1, g.stride[0]},
+  auto [out, indices] = max_pool2d_with_indices(as_plane(self), {1, g.kernel[0]}, {1, g.stride[0]},
                                                 {0, g.padding[0]}, {1, g.dilation[0]}, ceil_mode);
   return {as_line(out), as_line(indices)};
 }
@@ -44,7 +41,7 @@ Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                   bool ceil_mode, bool count_include_pad) {
   const auto g = checked("avg_pool1d", self, kernel_size, stride, padding, 1, ceil_mode);
-  return as_line(avg_pool2d(as_plane("avg_pool1d", self), {1, g.kernel[0]}, {1, g.stride[0]}, {0, g.padding[0]},
+  return as_line(avg_pool2d(as_plane(self), {1, g.kernel[0]}, {1, g.stride[0]}, {0, g.padding[0]},
                             ceil_mode, count_include_pad));
 }
 
@@ -52,14 +49,14 @@ Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool1d";
   const Tensor x = detail::pool_batched(op, self, kSpatial);
   const Shape sizes = detail::adaptive_pool_sizes(op, x, self, kSpatial, output_size);
-  return as_line(adaptive_avg_pool2d(as_plane(op, self), {1, sizes.back()}));
+  return as_line(adaptive_avg_pool2d(as_plane(self), {1, sizes.back()}));
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size) {
   const char* op = "adaptive_max_pool1d";
   const Tensor x = detail::pool_batched(op, self, kSpatial);
   const Shape sizes = detail::adaptive_pool_sizes(op, x, self, kSpatial, output_size);
-  auto [out, indices] = adaptive_max_pool2d(as_plane(op, self), {1, sizes.back()});
+  auto [out, indices] = adaptive_max_pool2d(as_plane(self), {1, sizes.back()});
   return {as_line(out), as_line(indices)};
 }
 
