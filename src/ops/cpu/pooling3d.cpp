@@ -39,6 +39,16 @@ struct Span {
   }
 };
 
+// The taps k of a window starting at `start` (step `dilation`) that land inside [0, size): [lo, hi).
+struct Taps {
+  int64_t lo, hi;
+  Taps(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+    lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+    hi = start + (kernel - 1) * dilation < size ? kernel : (size - 1 - start) / dilation + 1;
+    if (hi < lo) hi = lo;
+  }
+};
+
 // The sizes of one pool: input D H W, output P Q R.
 struct Dims {
   int64_t D, H, W, P, Q, R;
@@ -69,15 +79,16 @@ void max_pool3d_forward(const Tensor& out, const Tensor& indices, const Tensor& 
           const int64_t od = o / (n.Q * n.R), oh = o / n.R % n.Q, ow = o % n.R;
           T best = -std::numeric_limits<T>::infinity();
           int64_t best_at = -1;
-          for (int64_t kd = 0; kd < p.kernel[0]; ++kd) {
-            const int64_t d = od * p.stride[0] - p.padding[0] + kd * p.dilation[0];
-            if (d < 0 || d >= n.D) continue;
-            for (int64_t kh = 0; kh < p.kernel[1]; ++kh) {
-              const int64_t h = oh * p.stride[1] - p.padding[1] + kh * p.dilation[1];
-              if (h < 0 || h >= n.H) continue;
-              for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
-                const int64_t w = ow * p.stride[2] - p.padding[2] + kw * p.dilation[2];
-                if (w < 0 || w >= n.W) continue;
+          const int64_t d0 = od * p.stride[0] - p.padding[0], h0 = oh * p.stride[1] - p.padding[1],
+                        w0 = ow * p.stride[2] - p.padding[2];
+          const Taps td(d0, p.kernel[0], p.dilation[0], n.D), th(h0, p.kernel[1], p.dilation[1], n.H),
+              tw(w0, p.kernel[2], p.dilation[2], n.W);
+          for (int64_t kd = td.lo; kd < td.hi; ++kd) {
+            const int64_t d = d0 + kd * p.dilation[0];
+            for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+              const int64_t h = h0 + kh * p.dilation[1];
+              for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+                const int64_t w = w0 + kw * p.dilation[2];
                 const T v = vol[d * sd + h * sh + w * sw];
                 // NaN wins, and the last NaN gives the index, as in PyTorch's loop
                 if (best_at < 0 || v > best || std::isnan(v)) best = v, best_at = (d * n.H + h) * n.W + w;
