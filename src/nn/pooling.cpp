@@ -157,8 +157,9 @@ std::tuple<Tensor, Tensor> MaxPoolImpl<D, Derived>::forward_with_indices(const T
 }
 template <size_t D, class Derived>
 void MaxPoolImpl<D, Derived>::pretty_print(std::ostream& os) const {
-  os << layer_name<Derived>() << "(kernel_size=" << Compact{options.kernel_size()} << ", stride=" << Compact{options.stride()}
-     << ", padding=" << Compact{options.padding()} << ", dilation=" << Compact{options.dilation()}
+  os << layer_name<Derived>() << "(kernel_size=" << Compact{options.kernel_size()}
+     << ", stride=" << Compact{options.stride()} << ", padding=" << Compact{options.padding()}
+     << ", dilation=" << Compact{options.dilation()}
      << ", ceil_mode=" << (options.ceil_mode() ? "True" : "False") << ")";
 }
 
@@ -176,8 +177,8 @@ void AvgPoolImpl<D, Derived>::pretty_print(std::ostream& os) const {
     os << layer_name<Derived>() << "(kernel_size=" << options.kernel_size() << ", stride=" << options.stride()
        << ", padding=" << options.padding() << ")";
   } else {
-    os << layer_name<Derived>() << "(kernel_size=" << Compact{options.kernel_size()} << ", stride=" << Compact{options.stride()}
-       << ", padding=" << Compact{options.padding()} << ")";
+    os << layer_name<Derived>() << "(kernel_size=" << Compact{options.kernel_size()}
+       << ", stride=" << Compact{options.stride()} << ", padding=" << Compact{options.padding()} << ")";
   }
 }
 

@@ -291,7 +291,8 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor&
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   if (autocast::active()) {
     autocast::CastOpScope cast;
-    return conv_transpose3d(autocast::to_float32(input), autocast::to_float32(weight), autocast::to_float32(bias), stride, padding, output_padding, groups, dilation);
+    return conv_transpose3d(autocast::to_float32(input), autocast::to_float32(weight), autocast::to_float32(bias),
+                            stride, padding, output_padding, groups, dilation);
   }
   return conv_transpose_nd<3>("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
                               dilation);
@@ -301,7 +302,8 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               IntArrayRef dilation, int64_t groups) {
   if (autocast::active()) {
     autocast::CastOpScope cast;
-    return conv3d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding, dilation, groups);
+    return conv3d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding,
+                  dilation, groups);
   }
   return conv_nd<3>("conv3d", input, weight, bias, stride, PaddingMode::Explicit, padding, dilation, groups);
 }
@@ -309,7 +311,8 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               std::string_view padding, IntArrayRef dilation, int64_t groups) {
   if (autocast::active()) {
     autocast::CastOpScope cast;
-    return conv3d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding, dilation, groups);
+    return conv3d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding,
+                  dilation, groups);
   }
   return conv_nd<3>("conv3d", input, weight, bias, stride, padding_mode("conv3d", padding), {}, dilation, groups);
 }

@@ -3,8 +3,8 @@
 //   avg_pool2d(x, 3, /*stride=*/2, /*padding=*/1, /*ceil_mode=*/false, /*count_include_pad=*/false)
 //   adaptive_avg_pool2d(x, {7, 7})                    // -> [N, C, 7, 7]
 // The 2-d pools take [N, C, H, W] or unbatched [C, H, W], floating point (1-d: [N, C, L] or [C, L];
-// 3-d: [N, C, D, H, W] or [C, D, H, W]; below, "both spatial dims" means each of them). kernel_size, stride, padding and
-// dilation give one value for both spatial dims or one per dim; an empty stride is kernel_size.
+// 3-d: [N, C, D, H, W] or [C, D, H, W]). kernel_size, stride, padding and dilation give one value for
+// every spatial dim or one per dim; an empty stride is kernel_size.
 // Output size per dim: P = floor_or_ceil((H + 2 padding - dilation (k - 1) - 1) / stride) + 1, where
 // ceil_mode rounds up but drops a last window that would start in the right padding (PyTorch's rule).
 // Padding counts as -inf for max and (with count_include_pad, the default) as zeros in avg's

@@ -115,7 +115,8 @@ void avg_pool3d_forward(const Tensor& out, const Tensor& in, const Pool3dParams&
     const T* x = in.data_ptr<T>();
     T* y = out.data_ptr<T>();
     const int64_t sd = in.stride(2), sh = in.stride(3), sw = in.stride(4), outs = n.P * n.Q * n.R;
-    parallel_for(volumes(in), grain_for(outs * p.kernel[0] * p.kernel[1] * p.kernel[2]), [&](int64_t begin, int64_t end) {
+    const int64_t work = outs * p.kernel[0] * p.kernel[1] * p.kernel[2];
+    parallel_for(volumes(in), grain_for(work), [&](int64_t begin, int64_t end) {
       for (int64_t job = begin; job < end; ++job) {
         const T* vol = x + volume_offset(in, job);
         for (int64_t o = 0; o < outs; ++o) {
@@ -223,7 +224,8 @@ void adaptive_avg_pool3d_backward(const Tensor& din, const Tensor& dout) {
         for (int64_t od = 0; od < n.P; ++od)
           for (int64_t oh = 0; oh < n.Q; ++oh)
             for (int64_t ow = 0; ow < n.R; ++ow) {
-              const Span a = Span::adaptive(od, n.P, n.D), b = Span::adaptive(oh, n.Q, n.H), c = Span::adaptive(ow, n.R, n.W);
+              const Span a = Span::adaptive(od, n.P, n.D), b = Span::adaptive(oh, n.Q, n.H),
+                         c = Span::adaptive(ow, n.R, n.W);
               const double share = static_cast<double>(g[od * ysd + oh * ysh + ow * ysw]) /
                                    static_cast<double>(a.padded * b.padded * c.padded);
               for (int64_t d = a.lo; d < a.hi; ++d)
