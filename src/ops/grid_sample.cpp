@@ -121,6 +121,10 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
                grid.sizes(), " and input ", input.sizes());
   COHORT_CHECK_AS(TypeError, is_floating_point(input.dtype()) && grid.dtype() == input.dtype(), op,
                   ": expected floating-point input and grid of one dtype, got ", input.dtype(), " and ", grid.dtype());
+  // As PyTorch 1.13, whose CPU grid_sampler has no bfloat16 or float16 kernel (and in the narrow
+  // type the coordinates would lose the sample's position).
+  COHORT_CHECK_AS(TypeError, !is_reduced_floating_point(input.dtype()), op, ": ", input.dtype(),
+                  " inputs are not supported (nor by PyTorch 1.13 on the CPU); hint: sample in float32");
   COHORT_CHECK(input.size(2) > 0 && input.size(3) > 0, op, ": expected a non-empty image, got input of shape ",
                input.sizes());
   COHORT_CHECK(interpolation_mode == 0 || interpolation_mode == 1, op,

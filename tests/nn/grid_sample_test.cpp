@@ -98,6 +98,8 @@ TEST(GridSample, ErrorsNameTheOpAndTheShapes) {
               HasSubstr("grid_sample: expected a 4-d input [N, C, H, W], got input of shape [1, 1, 2, 2, 2]"));
   EXPECT_THAT(error_of([&] { F::grid_sample(x, randn({2, 3, 3, 2}, kFloat64)); }),
               HasSubstr("grid_sample: expected floating-point input and grid of one dtype, got float32 and float64"));
+  EXPECT_THAT(error_of([&] { F::grid_sample(x.to(kBFloat16), randn({2, 3, 3, 2}).to(kBFloat16)); }),
+              HasSubstr("grid_sample: bfloat16 inputs are not supported"));
   EXPECT_THAT(error_of([] { F::affine_grid(randn({2, 2, 3}), {2, 3, 4}); }),
               HasSubstr("affine_grid: expected a 4-d size [N, C, H, W] (2-d transform) or a 5-d size"));
   EXPECT_THAT(error_of([] { F::affine_grid(randn({2, 3, 4}), {2, 3, 4, 4}); }),

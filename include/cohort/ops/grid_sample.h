@@ -14,7 +14,8 @@
 // differentiable to any order w.r.t. theta, input and grid (nearest: no gradient w.r.t. the grid).
 // A NaN or infinite grid value is not supported (its sample is unspecified).
 // Throws cohort::Error naming the op for wrong ranks or sizes, a batch or channel mismatch, an
-// unknown mode, a non-positive size; TypeError for non-floating or mixed dtypes.
+// unknown mode, a non-positive size; TypeError for non-floating or mixed dtypes, and for bfloat16
+// and float16 grid_sampler inputs (PyTorch 1.13 has no such CPU kernel).
 #pragma once
 
 #include "cohort/core/tensor.h"
