@@ -1,4 +1,4 @@
-// The Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d layers: parameters, PyTorch's
+// The Conv1d/2d/3d and ConvTranspose1d/2d/3d layers: parameters, PyTorch's
 // initialisation and repr, and the transposed layers' output_size.
 #include "cohort/nn/conv.h"
 
@@ -34,7 +34,7 @@ void check_conv_options(const char* name, const Options& options) {
 
 template <size_t D, class Derived>
 void ConvNdImpl<D, Derived>::reset() {
-  const char* name = D == 1 ? "Conv1d" : "Conv2d";
+  const char* name = D == 1 ? "Conv1d" : D == 2 ? "Conv2d" : "Conv3d";
   const int64_t in = options.in_channels(), out = options.out_channels(), groups = options.groups();
   check_conv_options<D>(name, options);
   if (std::holds_alternative<SamePadding>(options.padding()))
@@ -73,7 +73,7 @@ void ConvNdImpl<D, Derived>::reset_parameters() {
 // 1; bias only when absent.
 template <size_t D, class Derived>
 void ConvNdImpl<D, Derived>::pretty_print(std::ostream& os) const {
-  os << (D == 1 ? "Conv1d(" : "Conv2d(") << options.in_channels() << ", " << options.out_channels()
+  os << (D == 1 ? "Conv1d(" : D == 2 ? "Conv2d(" : "Conv3d(") << options.in_channels() << ", " << options.out_channels()
      << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
   const auto* sizes = std::get_if<ExpandingArray<D>>(&options.padding());
   if (!sizes || !sizes->all_equal(0)) os << ", padding=" << options.padding();
@@ -95,10 +95,11 @@ functional::ConvFuncOptions<D> ConvNdImpl<D, Derived>::func_options() const {
 
 template class ConvNdImpl<1, Conv1dImpl>;
 template class ConvNdImpl<2, Conv2dImpl>;
+template class ConvNdImpl<3, Conv3dImpl>;
 
 template <size_t D, class Derived>
 void ConvTransposeNdImpl<D, Derived>::reset() {
-  const char* name = D == 1 ? "ConvTranspose1d" : "ConvTranspose2d";
+  const char* name = D == 1 ? "ConvTranspose1d" : D == 2 ? "ConvTranspose2d" : "ConvTranspose3d";
   const int64_t in = options.in_channels(), out = options.out_channels(), groups = options.groups();
   check_conv_options<D>(name, options);
   for (size_t d = 0; d < D; ++d) {
@@ -125,7 +126,7 @@ void ConvTransposeNdImpl<D, Derived>::reset_parameters() {
 // As Conv's, with output_padding after dilation (PyTorch's order).
 template <size_t D, class Derived>
 void ConvTransposeNdImpl<D, Derived>::pretty_print(std::ostream& os) const {
-  os << (D == 1 ? "ConvTranspose1d(" : "ConvTranspose2d(") << options.in_channels() << ", " << options.out_channels()
+  os << (D == 1 ? "ConvTranspose1d(" : D == 2 ? "ConvTranspose2d(" : "ConvTranspose3d(") << options.in_channels() << ", " << options.out_channels()
      << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
   if (!options.padding().all_equal(0)) os << ", padding=" << options.padding();
   if (!options.dilation().all_equal(1)) os << ", dilation=" << options.dilation();
@@ -140,7 +141,7 @@ void ConvTransposeNdImpl<D, Derived>::pretty_print(std::ostream& os) const {
 // output_padding.
 template <size_t D, class Derived>
 Tensor ConvTransposeNdImpl<D, Derived>::forward(const Tensor& input, const std::optional<IntArrayRef>& output_size) {
-  const char* name = D == 1 ? "ConvTranspose1d" : "ConvTranspose2d";
+  const char* name = D == 1 ? "ConvTranspose1d" : D == 2 ? "ConvTranspose2d" : "ConvTranspose3d";
   ExpandingArray<D> output_padding = options.output_padding();
   if (output_size) {
     const int64_t spatial = static_cast<int64_t>(D);
@@ -173,17 +174,23 @@ Tensor ConvTransposeNdImpl<D, Derived>::forward(const Tensor& input, const std::
                .dilation(options.dilation());
   if constexpr (D == 1)
     return functional::conv_transpose1d(input, weight, o);
-  else
+  else if constexpr (D == 2)
     return functional::conv_transpose2d(input, weight, o);
+  else
+    return functional::conv_transpose3d(input, weight, o);
 }
 
 template class ConvTransposeNdImpl<1, ConvTranspose1dImpl>;
 template class ConvTransposeNdImpl<2, ConvTranspose2dImpl>;
+template class ConvTransposeNdImpl<3, ConvTranspose3dImpl>;
 
 ConvTranspose1dImpl::ConvTranspose1dImpl(const ConvTranspose1dOptions& options_) : ConvTransposeNdImpl(options_) {
   reset();
 }
 ConvTranspose2dImpl::ConvTranspose2dImpl(const ConvTranspose2dOptions& options_) : ConvTransposeNdImpl(options_) {
+  reset();
+}
+ConvTranspose3dImpl::ConvTranspose3dImpl(const ConvTranspose3dOptions& options_) : ConvTransposeNdImpl(options_) {
   reset();
 }
 
@@ -192,5 +199,8 @@ Tensor Conv1dImpl::forward(const Tensor& input) { return functional::conv1d(inpu
 
 Conv2dImpl::Conv2dImpl(const Conv2dOptions& options_) : ConvNdImpl(options_) { reset(); }
 Tensor Conv2dImpl::forward(const Tensor& input) { return functional::conv2d(input, weight, func_options()); }
+
+Conv3dImpl::Conv3dImpl(const Conv3dOptions& options_) : ConvNdImpl(options_) { reset(); }
+Tensor Conv3dImpl::forward(const Tensor& input) { return functional::conv3d(input, weight, func_options()); }
 
 }  // namespace cohort::nn

@@ -1,6 +1,7 @@
-// conv1d and conv2d: argument checks, padding modes, and the one differentiable primitive (a 2-d
-// convolution on [N, C, H, W]; conv1d runs it with H = 1); conv_transpose1d/2d, which are that
-// convolution's input gradient. Kernels: ops/cpu/conv_kernels.h.
+// conv1d, conv2d and conv3d: argument checks, padding modes, and the one differentiable primitive (a
+// 2-d convolution on [N, C, H, W]; conv1d runs it with H = 1, conv3d is composed of it in
+// convolution3d.cpp); conv_transpose1d/2d/3d, which are that convolution's input gradient. Kernels:
+// ops/cpu/conv_kernels.h.
 #include "cohort/ops/convolution.h"
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "cohort/ops/shape.h"
 #include "ops/cpu/conv_kernels.h"
 #include "ops/dnnl/conv_kept_input.h"
+#include "ops/convolution_internal.h"
 #include "ops/internal.h"
 #include "cohort/autograd/trace.h"
 #include "ops/autocast_casts.h"
@@ -19,6 +21,7 @@
 namespace cohort {
 
 using autograd::SavedTensor;
+using namespace detail::conv;
 
 namespace {
 
@@ -122,39 +125,6 @@ Tensor transposed_convolution(const Tensor& x, const Tensor& w, const Tensor& b,
   });
 }
 
-const char* dims_letters(size_t D) { return D == 1 ? "[N, C, L]" : "[N, C, H, W]"; }
-const char* kernel_letters(size_t D) { return D == 1 ? "k" : "kH, kW"; }
-
-// The checks every convolution makes: ranks, dtypes, devices. weight_letters names weight's first
-// two dims.
-template <size_t D>
-void check_tensors(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                   const char* weight_letters) {
-  detail::check_defined(op, input, "input");
-  detail::check_defined(op, weight, "weight");
-  constexpr int64_t kDim = static_cast<int64_t>(D);
-  COHORT_CHECK(input.dim() == kDim + 1 || input.dim() == kDim + 2, op, ": expected a ", kDim + 1, "-d (unbatched) or ",
-               kDim + 2, "-d (batched) input ", dims_letters(D), ", got input of shape ", input.sizes());
-  COHORT_CHECK(weight.dim() == kDim + 2, op, ": expected a ", kDim + 2, "-d weight [", weight_letters, ", ",
-               kernel_letters(D), "], got weight of shape ", weight.sizes());
-  COHORT_CHECK_AS(TypeError, input.dtype() == weight.dtype(), op, ": expected input and weight to have the same dtype, got ",
-                  input.dtype(), " and ", weight.dtype(), "; hint: convert one with .to(", weight.dtype(), ")");
-  COHORT_CHECK_AS(TypeError, !bias.defined() || bias.dtype() == input.dtype(), op,
-                  ": expected bias to have the dtype of input and weight, got ", bias.dtype(), " and ", input.dtype());
-  COHORT_CHECK_AS(TypeError, input.dtype() != kBool, op, ": bool tensors are not supported");
-  detail::check_same_device(op, input, weight);
-  if (bias.defined()) detail::check_same_device(op, input, bias);
-}
-
-template <size_t D>
-void check_geometry(const char* op, const ExpandingArray<D>& stride, const ExpandingArray<D>& dilation, int64_t groups) {
-  COHORT_CHECK(groups > 0, op, ": groups must be positive, got groups=", groups);
-  for (size_t d = 0; d < D; ++d) {
-    COHORT_CHECK(stride[d] > 0, op, ": stride must be positive, got stride=", stride);
-    COHORT_CHECK(dilation[d] > 0, op, ": dilation must be positive, got dilation=", dilation);
-  }
-}
-
 // [N, C, H, W] params from a D-d geometry: conv1d's one dim is W (H is 1, stride 1, no padding).
 template <size_t D>
 kernel::Conv2dParams params_2d(const ExpandingArray<D>& stride, const std::array<int64_t, D>& lo,
@@ -162,19 +132,10 @@ kernel::Conv2dParams params_2d(const ExpandingArray<D>& stride, const std::array
   kernel::Conv2dParams p;
   p.groups = groups;
   for (size_t d = 0; d < D; ++d) {
-    const size_t k = d + 2 - D;
+    const size_t k = d + 2 - D;  // D is 1 or 2
     p.stride[k] = stride[d], p.dilation[k] = dilation[d], p.pad_lo[k] = lo[d], p.pad_hi[k] = hi[d];
   }
   return p;
-}
-
-enum class PaddingMode { Explicit, Same, Valid };
-
-PaddingMode padding_mode(const char* op, std::string_view padding) {
-  if (padding == "same") return PaddingMode::Same;
-  if (padding == "valid") return PaddingMode::Valid;
-  throw Error(detail::str(op, ": expected padding \"same\" or \"valid\", got \"", std::string(padding),
-                          "\"; hint: give the padding as numbers otherwise"));
 }
 
 // Checks the arguments of conv1d/conv2d (op names which), resolves the padding (`sizes` when mode is
@@ -225,12 +186,16 @@ Tensor conv_nd(const char* op, const Tensor& input, const Tensor& weight, const 
                  lo[d] + hi[d], " padding in spatial dim ", d, " of input ", input.sizes(), ")");
   }
 
-  // To [N, C, H, W]: add the batch dim, and for conv1d an H of 1.
-  const kernel::Conv2dParams p = params_2d<D>(stride, lo, hi, dilation, groups);
-  Tensor x = batched ? input : input.unsqueeze(0), w = weight;
-  if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
-  Tensor out = convolution(x, w, bias, p);
-  if (D == 1) out = out.squeeze(2);
+  // To [N, C, H, W]: add the batch dim, and for conv1d an H of 1; conv3d is composed of a conv2d.
+  Tensor x = batched ? input : input.unsqueeze(0), w = weight, out;
+  if constexpr (D == 3) {
+    out = conv3d_as_conv2d(x, w, bias, stride, lo, hi, dilation, groups);
+  } else {
+    const kernel::Conv2dParams p = params_2d<D>(stride, lo, hi, dilation, groups);
+    if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
+    out = convolution(x, w, bias, p);
+    if (D == 1) out = out.squeeze(2);
+  }
   if (!batched) out = out.squeeze(0);
   if (trace) {
     std::vector<int64_t> pads = trace::ints(lo);
@@ -275,7 +240,8 @@ Tensor conv_transpose_nd(const char* op, const Tensor& input, const Tensor& weig
 
   // Output size per spatial dim, and the convolution geometry it is the input of (Note [Transposed
   // convolution]).
-  Shape out_sizes{batched ? input.size(0) : 1, out_channels, 1, 1};
+  Shape out_sizes{batched ? input.size(0) : 1, out_channels};
+  if (D == 1) out_sizes.push_back(1);  // the 2-d primitive's H
   std::array<int64_t, D> lo{}, hi{};
   for (size_t d = 0; d < D; ++d) {
     const int64_t size = input.size(input.dim() - kDim + static_cast<int64_t>(d)), k = weight.size(2 + d);
@@ -283,15 +249,20 @@ Tensor conv_transpose_nd(const char* op, const Tensor& input, const Tensor& weig
     COHORT_CHECK(out > 0, op, ": the output would have size ", out, " in spatial dim ", d, " = (", size, " - 1) * ",
                  stride[d], " - 2 * ", padding[d], " + ", dilation[d], " * (", k, " - 1) + ", output_padding[d],
                  " + 1 (input ", input.sizes(), ", weight ", weight.sizes(), "); hint: reduce the padding");
-    out_sizes[4 - D + d] = out;
+    out_sizes.push_back(out);
     lo[d] = padding[d];
     hi[d] = padding[d] - output_padding[d];
   }
-  const kernel::Conv2dParams p = params_2d<D>(stride, lo, hi, dilation, groups);
-  Tensor x = batched ? input : input.unsqueeze(0), w = weight;
-  if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
-  Tensor out = transposed_convolution(x, w, bias, out_sizes, p);
-  if (D == 1) out = out.squeeze(2);
+  Tensor x = batched ? input : input.unsqueeze(0), w = weight, out;
+  if constexpr (D == 3) {
+    out = conv_transpose3d_as_conv_transpose2d(x, w, bias, stride, padding, output_padding, dilation, groups,
+                                               out_sizes);
+  } else {
+    const kernel::Conv2dParams p = params_2d<D>(stride, lo, hi, dilation, groups);
+    if (D == 1) x = x.unsqueeze(2), w = w.unsqueeze(2);
+    out = transposed_convolution(x, w, bias, out_sizes, p);
+    if (D == 1) out = out.squeeze(2);
+  }
   return batched ? out : out.squeeze(0);
 }
 
@@ -314,6 +285,36 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   }
   return conv_transpose_nd<2>("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                               dilation);
+}
+
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv_transpose3d(autocast::to_float32(input), autocast::to_float32(weight), autocast::to_float32(bias),
+                            stride, padding, output_padding, groups, dilation);
+  }
+  return conv_transpose_nd<3>("conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
+                              dilation);
+}
+
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv3d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding,
+                  dilation, groups);
+  }
+  return conv_nd<3>("conv3d", input, weight, bias, stride, PaddingMode::Explicit, padding, dilation, groups);
+}
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation, int64_t groups) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return conv3d(autocast::to_lower(input), autocast::to_lower(weight), autocast::to_lower(bias), stride, padding,
+                  dilation, groups);
+  }
+  return conv_nd<3>("conv3d", input, weight, bias, stride, padding_mode("conv3d", padding), {}, dilation, groups);
 }
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,

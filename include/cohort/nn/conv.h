@@ -1,12 +1,12 @@
-// Conv1d and Conv2d layers (libtorch's torch::nn::Conv1d / Conv2d):
+// Conv1d, Conv2d and Conv3d layers (libtorch's torch::nn::Conv1d / Conv2d / Conv3d):
 //   nn::Conv2d conv(nn::Conv2dOptions(3, 6, 5).stride(2).padding(1).groups(3));
 //   Tensor y = conv(x);   // x [N, 3, H, W] or [3, H, W] -> [N, 6, P, Q]
 // weight [out_channels, in_channels / groups, kernel...], bias [out_channels] (unless bias(false)).
 // Initialised as PyTorch does: weight kaiming_uniform_(a = sqrt(5)), bias uniform in
 // +-1/sqrt(fan_in). Prints like PyTorch: Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1)).
-// forward is nn::functional::conv1d/conv2d (cohort/nn/functional/conv.h), with its errors.
+// forward is nn::functional::conv1d/conv2d/conv3d (cohort/nn/functional/conv.h), with its errors.
 //
-// ConvTranspose1d and ConvTranspose2d (libtorch's torch::nn::ConvTranspose1d / 2d):
+// ConvTranspose1d, 2d and 3d (libtorch's torch::nn::ConvTranspose1d / 2d / 3d):
 //   nn::ConvTranspose2d up(nn::ConvTranspose2dOptions(16, 8, 4).stride(2).padding(1));
 //   Tensor y = up(x);                   // [N, 16, 7, 7] -> [N, 8, 14, 14]
 //   Tensor z = up->forward(x, {{15, 15}});  // output_size picks output_padding = 1
@@ -59,6 +59,7 @@ struct ConvOptions {
 
 using Conv1dOptions = ConvOptions<1>;
 using Conv2dOptions = ConvOptions<2>;
+using Conv3dOptions = ConvOptions<3>;
 
 // What Conv1dImpl and Conv2dImpl share: parameters, reset, printing. Derived names the class.
 template <size_t D, class Derived>
@@ -95,8 +96,18 @@ class Conv2dImpl : public ConvNdImpl<2, Conv2dImpl> {
   Tensor forward(const Tensor& input);
 };
 
+class Conv3dImpl : public ConvNdImpl<3, Conv3dImpl> {
+ public:
+  explicit Conv3dImpl(const Conv3dOptions& options);
+  Conv3dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<3> kernel_size)
+      : Conv3dImpl(Conv3dOptions(in_channels, out_channels, kernel_size)) {}
+  // [N, C, D, H, W] or [C, D, H, W] -> [N, O, P, Q, R] or [O, P, Q, R].
+  Tensor forward(const Tensor& input);
+};
+
 using Conv1d = ModuleHolder<Conv1dImpl>;
 using Conv2d = ModuleHolder<Conv2dImpl>;
+using Conv3d = ModuleHolder<Conv3dImpl>;
 
 template <size_t D>
 struct ConvTransposeOptions {
@@ -132,6 +143,7 @@ struct ConvTransposeOptions {
 
 using ConvTranspose1dOptions = ConvTransposeOptions<1>;
 using ConvTranspose2dOptions = ConvTransposeOptions<2>;
+using ConvTranspose3dOptions = ConvTransposeOptions<3>;
 
 // What ConvTranspose1dImpl and ConvTranspose2dImpl share. Derived names the class.
 template <size_t D, class Derived>
@@ -164,12 +176,22 @@ class ConvTranspose2dImpl : public ConvTransposeNdImpl<2, ConvTranspose2dImpl> {
       : ConvTranspose2dImpl(ConvTranspose2dOptions(in_channels, out_channels, kernel_size)) {}
 };
 
+class ConvTranspose3dImpl : public ConvTransposeNdImpl<3, ConvTranspose3dImpl> {
+ public:
+  explicit ConvTranspose3dImpl(const ConvTranspose3dOptions& options);
+  ConvTranspose3dImpl(int64_t in_channels, int64_t out_channels, ExpandingArray<3> kernel_size)
+      : ConvTranspose3dImpl(ConvTranspose3dOptions(in_channels, out_channels, kernel_size)) {}
+};
+
 using ConvTranspose1d = ModuleHolder<ConvTranspose1dImpl>;
 using ConvTranspose2d = ModuleHolder<ConvTranspose2dImpl>;
+using ConvTranspose3d = ModuleHolder<ConvTranspose3dImpl>;
 
 extern template class ConvNdImpl<1, Conv1dImpl>;
 extern template class ConvNdImpl<2, Conv2dImpl>;
+extern template class ConvNdImpl<3, Conv3dImpl>;
 extern template class ConvTransposeNdImpl<1, ConvTranspose1dImpl>;
 extern template class ConvTransposeNdImpl<2, ConvTranspose2dImpl>;
+extern template class ConvTransposeNdImpl<3, ConvTranspose3dImpl>;
 
 }  // namespace cohort::nn

@@ -6,6 +6,8 @@
 // conv2d: input [N, C, H, W] (or unbatched [C, H, W]), weight [O, C / groups, kH, kW], bias [O] or
 // undefined -> [N, O, P, Q] with P = (H + 2 padding - dilation (kH - 1) - 1) / stride + 1.
 // conv1d: input [N, C, L] (or [C, L]), weight [O, C / groups, k] -> [N, O, L'].
+// conv3d: input [N, C, D, H, W] (or [C, D, H, W]), weight [O, C / groups, kD, kH, kW] -> [N, O, P, Q, R]
+// (composed of one conv2d, so differentiable through its nodes).
 // stride, padding and dilation give one value for every spatial dim or one per dim. Padding "valid"
 // is none; "same" keeps the size (stride 1 only; an even effective kernel pads one more at the end,
 // as PyTorch does).
@@ -22,6 +24,8 @@
 // conv_transpose2d: input [N, C, H, W] (or [C, H, W]), weight [C, O / groups, kH, kW], bias [O] or
 // undefined -> [N, O, H', W'] with H' = (H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1.
 // conv_transpose1d: input [N, C, L] (or [C, L]), weight [C, O / groups, k] -> [N, O, L'].
+// conv_transpose3d: input [N, C, D, H, W] (or [C, D, H, W]), weight [C, O / groups, kD, kH, kW]
+// (composed of one conv_transpose2d).
 // output_padding (extra size on one side, to pick among the input sizes a strided convolution maps
 // to the same size) must be smaller than stride or dilation, as PyTorch requires. Differentiable
 // to any order (node "ConvolutionBackward0"). Throws cohort::Error naming the shapes for a wrong
@@ -44,11 +48,18 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}
               IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
               std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+              IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+              std::string_view padding, IntArrayRef dilation = 1, int64_t groups = 1);
 
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
+                        IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
+                        IntArrayRef dilation = 1);
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, IntArrayRef stride = 1,
                         IntArrayRef padding = 0, IntArrayRef output_padding = 0, int64_t groups = 1,
                         IntArrayRef dilation = 1);
 

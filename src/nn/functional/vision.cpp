@@ -1,10 +1,13 @@
-// interpolate's options resolved to the upsample ops (sizes from scale factors, PyTorch's checks).
+// interpolate's options resolved to the upsample ops (sizes from scale factors, PyTorch's checks);
+// pixel_shuffle, pixel_unshuffle, affine_grid and grid_sample's to their ops.
 #include "cohort/nn/functional/vision.h"
 
 #include <cmath>
 
 #include "cohort/core/error.h"
+#include "cohort/ops/grid_sample.h"
 #include "cohort/ops/interpolate.h"
+#include "cohort/ops/pixel_shuffle.h"
 
 namespace cohort::nn::functional {
 
@@ -37,6 +40,24 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
   }
   if (nearest) return upsample_nearest2d(input, size, sh, sw);
   return upsample_bilinear2d(input, size, options.align_corners().value_or(false), sh, sw, options.antialias());
+}
+
+Tensor pixel_shuffle(const Tensor& input, const PixelShuffleFuncOptions& options) {
+  return cohort::pixel_shuffle(input, options.upscale_factor());
+}
+
+Tensor pixel_unshuffle(const Tensor& input, const PixelUnshuffleFuncOptions& options) {
+  return cohort::pixel_unshuffle(input, options.downscale_factor());
+}
+
+Tensor affine_grid(const Tensor& theta, IntArrayRef size, bool align_corners) {
+  return cohort::affine_grid_generator(theta, size, align_corners);
+}
+
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& options) {
+  const int64_t mode = options.mode() == InterpolateMode::kBilinear ? 0 : 1;
+  const int64_t padding = static_cast<int64_t>(options.padding_mode());  // kZeros 0, kBorder 1, kReflection 2
+  return cohort::grid_sampler(input, grid, mode, padding, options.align_corners().value_or(false));
 }
 
 }  // namespace cohort::nn::functional

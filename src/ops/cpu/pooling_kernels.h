@@ -34,4 +34,21 @@ void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& in);
 void adaptive_avg_pool2d_backward(const Tensor& din, const Tensor& dout);
 void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& in);
 
+// 3-d pools (src/ops/cpu/pooling3d.cpp), plain loops: in [N, C, D, H, W], out [N, C, P, Q, R].
+// Indices are flat (d * H + h) * W + w in the input volume; the max pools' backward is
+// max_pool2d_backward on [N, C, D * H, W] views.
+struct Pool3dParams {
+  std::array<int64_t, 3> kernel{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1};
+  std::array<int64_t, 3> padding{0, 0, 0};
+  std::array<int64_t, 3> dilation{1, 1, 1};  // max pooling only
+  bool count_include_pad = true;             // avg pooling only
+};
+void max_pool3d_forward(const Tensor& out, const Tensor& indices, const Tensor& in, const Pool3dParams& p);
+void avg_pool3d_forward(const Tensor& out, const Tensor& in, const Pool3dParams& p);
+void avg_pool3d_backward(const Tensor& din, const Tensor& dout, const Pool3dParams& p);
+void adaptive_avg_pool3d_forward(const Tensor& out, const Tensor& in);
+void adaptive_avg_pool3d_backward(const Tensor& din, const Tensor& dout);
+void adaptive_max_pool3d_forward(const Tensor& out, const Tensor& indices, const Tensor& in);
+
 }  // namespace cohort::kernel

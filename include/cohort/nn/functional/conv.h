@@ -2,7 +2,8 @@
 //   F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(1).padding(1).groups(2))
 //   F::conv2d(x, w, b, F::Conv2dFuncOptions().padding(kSame))
 //   F::conv_transpose2d(x, w, F::ConvTranspose2dFuncOptions().stride(2).padding(1).output_padding(1))
-// The options resolve to cohort::conv1d / conv2d / conv_transpose1d / conv_transpose2d
+//   F::conv3d(v, w, F::Conv3dFuncOptions().stride({1, 2, 2}))   // v [N, C, D, H, W]
+// The options resolve to cohort::conv1d / conv2d / conv3d / conv_transpose1d / 2d / 3d
 // (cohort/ops/convolution.h), whose header
 // gives the shapes, the padding rules, the gradients and the errors.
 #pragma once
@@ -65,12 +66,15 @@ struct ConvFuncOptions {
 
 using Conv1dFuncOptions = ConvFuncOptions<1>;
 using Conv2dFuncOptions = ConvFuncOptions<2>;
+using Conv3dFuncOptions = ConvFuncOptions<3>;
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Conv1dFuncOptions& options = {});
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Conv2dFuncOptions& options = {});
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Conv3dFuncOptions& options = {});
 // The same with the bias given apart (it replaces options.bias()).
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& options = {});
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& options = {});
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv3dFuncOptions& options = {});
 
 template <size_t D>
 struct ConvTransposeFuncOptions {
@@ -99,9 +103,11 @@ struct ConvTransposeFuncOptions {
 
 using ConvTranspose1dFuncOptions = ConvTransposeFuncOptions<1>;
 using ConvTranspose2dFuncOptions = ConvTransposeFuncOptions<2>;
+using ConvTranspose3dFuncOptions = ConvTransposeFuncOptions<3>;
 
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const ConvTranspose1dFuncOptions& options = {});
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const ConvTranspose2dFuncOptions& options = {});
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const ConvTranspose3dFuncOptions& options = {});
 
 }  // namespace functional
 }  // namespace nn
