@@ -2,6 +2,7 @@
 // as PyTorch's repr (floats as Python prints them where PyTorch's defaults are floats).
 #include "cohort/nn/activation.h"
 
+#include <charconv>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -14,13 +15,24 @@ namespace cohort::nn {
 
 namespace {
 
+// Digits of a float as Python prints them: a whole number gets ".0".
+std::string python_float_digits(std::string s) {
+  if (s.find_first_of(".ein") == std::string::npos) s += ".0";
+  return s;
+}
+
 // A double as Python's repr prints it in the common cases: 1e-05, 0.1, 1.0.
 std::string python_float(double v) {
   std::ostringstream os;
   os << v;
-  std::string s = os.str();
-  if (s.find_first_of(".ein") == std::string::npos) s += ".0";
-  return s;
+  return python_float_digits(os.str());
+}
+
+// Python's repr of a float: the shortest digits that read back as v (1/3 prints 0.3333333333333333).
+std::string python_repr(double v) {
+  char buf[32];
+  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  return python_float_digits(std::string(static_cast<const char*>(buf), end));
 }
 
 const char* inplace_suffix(bool inplace) { return inplace ? ", inplace=True" : ""; }
@@ -39,6 +51,19 @@ void CELUImpl::reset() {
 
 void SoftshrinkImpl::reset() {
   COHORT_CHECK(options.lambda() >= 0, "Softshrink: lambda must be at least 0, got ", options.lambda());
+}
+
+void RReLUImpl::reset() {
+  COHORT_CHECK(options.lower() <= options.upper(), "RReLU: lower must not exceed upper, got lower=", options.lower(),
+               " and upper=", options.upper());
+}
+
+Tensor RReLUImpl::forward(const Tensor& x) {
+  return functional::rrelu(x, functional::RReLUFuncOptions()
+                                  .lower(options.lower())
+                                  .upper(options.upper())
+                                  .training(is_training())
+                                  .inplace(options.inplace()));
 }
 
 Tensor Softmax2dImpl::forward(const Tensor& x) {
@@ -90,6 +115,11 @@ void LogSoftmaxImpl::pretty_print(std::ostream& os) const { os << "LogSoftmax(di
 void SoftminImpl::pretty_print(std::ostream& os) const { os << "Softmin(dim=" << options.dim() << ")"; }
 void Softmax2dImpl::pretty_print(std::ostream& os) const { os << "Softmax2d()"; }
 void PReLUImpl::pretty_print(std::ostream& os) const { os << "PReLU(num_parameters=" << options.num_parameters() << ")"; }
+void GLUImpl::pretty_print(std::ostream& os) const { os << "GLU(dim=" << options.dim() << ")"; }
+void RReLUImpl::pretty_print(std::ostream& os) const {
+  os << "RReLU(lower=" << python_repr(options.lower()) << ", upper=" << python_repr(options.upper())
+     << inplace_suffix(options.inplace()) << ")";
+}
 void SiLUImpl::pretty_print(std::ostream& os) const { os << "SiLU()"; }
 void MishImpl::pretty_print(std::ostream& os) const { os << "Mish()"; }
 void SigmoidImpl::pretty_print(std::ostream& os) const { os << "Sigmoid()"; }

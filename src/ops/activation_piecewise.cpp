@@ -5,6 +5,7 @@
 // PyTorch's. No piece multiplies a gradient by a value another piece is chosen for, so an infinite
 // or NaN input sends no NaN into the gradients of the others.
 #include "cohort/ops/activation.h"
+#include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "ops/internal.h"
 
@@ -96,6 +97,23 @@ Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& valu
 
 Tensor& threshold_(Tensor& self, const Scalar& threshold, const Scalar& value) {
   self.copy_(cohort::threshold(self, threshold, value));
+  return self;
+}
+
+Tensor rrelu(const Tensor& self, const Scalar& lower, const Scalar& upper, bool training, Generator* generator) {
+  detail::check_defined("rrelu", self);
+  const double lo = lower.to<double>(), hi = upper.to<double>();
+  COHORT_CHECK(lo <= hi, "rrelu: lower must not exceed upper, got lower=", lo, " and upper=", hi);
+  if (!training) return leaky_relu(self, (lo + hi) / 2);
+  // One slope per element where x <= 0 (PyTorch's noise; 1 elsewhere and at NaN), a constant for
+  // autograd: the gradient is the slope.
+  Tensor u = generator ? rand(self.sizes(), *generator, self.options()) : rand_like(self);
+  Tensor slope = where(self <= 0, u * (hi - lo) + lo, 1);
+  return self * slope;
+}
+
+Tensor& rrelu_(Tensor& self, const Scalar& lower, const Scalar& upper, bool training, Generator* generator) {
+  self.copy_(rrelu(self, lower, upper, training, generator));
   return self;
 }
 

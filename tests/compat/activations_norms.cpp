@@ -1,6 +1,6 @@
 // The activation and normalisation layers libtorch programs use beyond ReLU and BatchNorm: ELU,
-// SELU, CELU, ReLU6, Hardtanh, Softplus, Mish, PReLU, the shrinks, Threshold, LogSigmoid, Softsign,
-// Tanhshrink, Softmin and Softmax2d as modules, nn::functional calls with their FuncOptions
+// SELU, CELU, ReLU6, Hardtanh, Softplus, Mish, PReLU, RReLU, GLU, the shrinks, Threshold, LogSigmoid,
+// Softsign, Tanhshrink, Softmin and Softmax2d as modules, nn::functional calls with their FuncOptions
 // (in place too) and ATen's free functions (torch::hardswish, torch::elu_...); InstanceNorm1d/2d,
 // F::instance_norm, F::normalize, cosine similarity, pairwise distance and local response norm.
 // Expected values are worked out by hand or by a second computation (compat.h has the rules).
@@ -48,6 +48,25 @@ void activation_modules() {
   auto h = torch::tensor({-4.0, -1.5, 0.0, 1.5, 4.0}, torch::kDouble);
   check(close(torch::hardsigmoid(h), torch::tensor({0.0, 0.25, 0.5, 0.75, 1.0}, torch::kDouble)), "hardsigmoid");
   check(close(torch::hardswish(h), torch::tensor({0.0, -0.375, 0.0, 1.125, 4.0}, torch::kDouble)), "hardswish");
+
+  // GLU halves a dim: the first half gated by the sigmoid of the second.
+  auto g = x.view({2, 4});
+  auto gated = g.narrow(1, 0, 2) * torch::sigmoid(g.narrow(1, 2, 2));
+  check(close(torch::nn::GLU()(g), gated, 1e-12), "GLU (dim -1)");
+  check(close(F::glu(g, F::GLUFuncOptions(0)), g.narrow(0, 0, 1) * torch::sigmoid(g.narrow(0, 1, 1)), 1e-12),
+        "F::glu along dim 0");
+  check(close(torch::glu(g, 1), gated, 1e-12), "torch::glu");
+
+  // RReLU: in evaluation the negative slope is (lower + upper) / 2; in training one slope per
+  // element, drawn from [lower, upper].
+  torch::nn::RReLU rrelu(torch::nn::RReLUOptions().lower(0.1).upper(0.3));
+  auto leaky = torch::where(x > 0, x, 0.2 * x);
+  auto slopes = (rrelu(x) / x).slice(0, 0, 4);
+  check((slopes >= 0.1).all().item<bool>() && (slopes <= 0.3).all().item<bool>(), "RReLU in training: slopes in range");
+  rrelu->eval();
+  check(close(rrelu(x), leaky, 1e-12), "RReLU in evaluation");
+  check(close(F::rrelu(x, F::RReLUFuncOptions().lower(0.1).upper(0.3)), leaky, 1e-12), "F::rrelu (not training)");
+  check(close(torch::rrelu(x, 0.1, 0.3, false), leaky, 1e-12), "torch::rrelu (not training)");
 
   // The modules sit in a Sequential like any other.
   torch::nn::Sequential seq(torch::nn::Linear(3, 4), torch::nn::ELU(), torch::nn::Linear(4, 4), torch::nn::Mish(),

@@ -52,6 +52,10 @@ TEST(NnActivation, PrintsAsPyTorch) {
             "Threshold(threshold=0.1, value=20.0, inplace=True)");
   EXPECT_EQ(repr(nn::Softmax2d()), "Softmax2d()");
   EXPECT_EQ(repr(nn::Softmin(1)), "Softmin(dim=1)");
+  EXPECT_EQ(repr(nn::GLU()), "GLU(dim=-1)");
+  EXPECT_EQ(repr(nn::RReLU()), "RReLU(lower=0.125, upper=0.3333333333333333)");
+  EXPECT_EQ(repr(nn::RReLU(nn::RReLUOptions().lower(0.1).upper(0.5).inplace(true))),
+            "RReLU(lower=0.1, upper=0.5, inplace=True)");
 }
 
 TEST(NnActivation, PReLUHasOneWeightPerChannel) {
@@ -80,6 +84,30 @@ TEST(NnActivation, PReLUHasOneWeightPerChannel) {
               HasSubstr("PReLU: num_parameters must be at least 1, got 0"));
 }
 
+// Training draws a slope in [lower, upper] per negative element (the gradient is that slope);
+// evaluation uses their mean.
+TEST(NnActivation, RReLUDrawsSlopesInTraining) {
+  manual_seed(7);
+  Tensor x = cat({-rand({1000}, kFloat64) - 0.1, rand({10}, kFloat64) + 0.1}).requires_grad_();
+  nn::RReLU layer(nn::RReLUOptions().lower(0.2).upper(0.4));
+  Tensor y = layer(x);
+  Tensor slope = (y / x).detach();
+  Tensor neg = slope.narrow(0, 0, 1000);
+  EXPECT_GE(neg.min().item<double>(), 0.2);
+  EXPECT_LE(neg.max().item<double>(), 0.4);
+  EXPECT_NEAR(neg.mean().item<double>(), 0.3, 0.01);  // 1000 uniform draws: sd of the mean ~0.002
+  EXPECT_TRUE(slope.narrow(0, 1000, 10).equal(ones({10}, kFloat64)));
+  y.sum().backward();
+  EXPECT_TRUE(x.grad().allclose(slope));
+  layer->eval();
+  EXPECT_TRUE(layer(x).allclose(leaky_relu(x, 0.3)));
+  EXPECT_TRUE(F::rrelu(x.detach(), F::RReLUFuncOptions().lower(0.2).upper(0.4)).allclose(leaky_relu(x, 0.3)));
+  Generator gen(3), again(3);
+  EXPECT_TRUE(rrelu(x.detach(), 0.1, 0.5, true, &gen).equal(rrelu(x.detach(), 0.1, 0.5, true, &again)));
+  EXPECT_THAT(error_of([] { nn::RReLU(nn::RReLUOptions().lower(0.5).upper(0.1)); }),
+              HasSubstr("RReLU: lower must not exceed upper, got lower=0.5 and upper=0.1"));
+}
+
 TEST(NnActivation, OptionChecks) {
   EXPECT_THAT(error_of([] { nn::Hardtanh(nn::HardtanhOptions().min_val(2).max_val(1)); }),
               HasSubstr("Hardtanh: max_val must be greater than min_val, got min_val=2 and max_val=1"));
@@ -90,6 +118,9 @@ TEST(NnActivation, OptionChecks) {
   EXPECT_THAT(error_of([] { nn::Softmax2d()(ones({2, 3})); }),
               HasSubstr("Softmax2d: expected a 3-d [C, H, W] or 4-d [N, C, H, W] input, got 2 dims [2, 3]"));
   EXPECT_THAT(error_of([] { elu(Tensor()); }), HasSubstr("elu"));
+  EXPECT_THAT(error_of([] { nn::GLU()(ones({2, 3})); }),
+              HasSubstr("glu: the halved dim must have an even size, but dim -1 of input [2, 3] has size 3"));
+  EXPECT_THAT(error_of([] { glu(tensor(1.0)); }), HasSubstr("glu: expected a tensor of at least 1 dim"));
 }
 
 TEST(NnActivation, ModulesCallTheirFunctions) {
@@ -108,6 +139,7 @@ TEST(NnActivation, ModulesCallTheirFunctions) {
   EXPECT_TRUE(nn::Hardshrink(1.0)(x).equal(hardshrink(x, 1.0)));
   EXPECT_TRUE(nn::Threshold(0.5, -9.0)(x).equal(threshold(x, 0.5, -9.0)));
   EXPECT_TRUE(nn::Softmin(0)(x).allclose(softmax(-x, 0)));
+  EXPECT_TRUE(nn::GLU(0)(x).equal(x.narrow(0, 0, 4) * sigmoid(x.narrow(0, 4, 4))));
   Tensor maps = sample().view({2, 2, 2});
   EXPECT_TRUE(nn::Softmax2d()(maps).equal(softmax(maps, 0)));
   EXPECT_TRUE(nn::Softmax2d()(maps.unsqueeze(0)).equal(softmax(maps.unsqueeze(0), 1)));

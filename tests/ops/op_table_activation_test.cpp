@@ -1,6 +1,6 @@
 // Op-table rows for the activations of ops/activation.h and nn::functional's softmin: the exponential
 // family (elu, selu, celu, softplus, mish, log_sigmoid), softsign, tanhshrink, the piecewise ones
-// (hardtanh, relu6, hardsigmoid, hardswish, the shrinks, threshold) and prelu. A piecewise op with
+// (hardtanh, relu6, hardsigmoid, hardswish, the shrinks, threshold, rrelu in evaluation), prelu and glu. A piecewise op with
 // two kinks has two rows whose domains put the kinks at the range's ends and centre, which the
 // domain's grid never comes near (support/op_table.h), so each piece is checked. References are
 // written with PyTorch 1.13's values for NaN and inf, and every row runs with them.
@@ -98,6 +98,22 @@ std::vector<OpRow> activation_rows() {
        },
        .specials = true},
 
+      // Evaluation mode: leaky_relu with the mean slope (training draws slopes: tests/nn).
+      unary("rrelu_eval", [](auto& x) { return rrelu(x, 0.1, 0.3); }, [](double v) { return v > 0 ? v : 0.2 * v; }),
+      {.name = "glu",
+       .samples = {{{2, 4}}, {{3, 2, 5}}, {{6}}},
+       .op = [](const In& x) { return Out{x[0].dim() == 3 ? glu(x[0], 1) : glu(x[0])}; },
+       .ref = [](const Refs& x) {
+         const int64_t d = x[0].dim() == 3 ? 1 : x[0].dim() - 1, half = x[0].size(d) / 2;
+         Shape shape = x[0].shape;
+         shape[d] = half;
+         return Refs{build(shape, [&](const std::vector<int64_t>& i) {
+           std::vector<int64_t> j = i;
+           j[d] += half;
+           return x[0].at(i) / (1 + std::exp(-x[0].at(j)));
+         })};
+       },
+       .specials = true},
       {.name = "softmin",
        .samples = {{{2, 3}}, {{2, 3, 4}}},
        .op = [](const In& x) { return Out{F::softmin(x[0], F::SoftminFuncOptions(1))}; },

@@ -197,6 +197,25 @@ class TanhshrinkImpl : public Cloneable<TanhshrinkImpl> {
   void pretty_print(std::ostream& os) const override;
 };
 
+class GLUImpl : public Cloneable<GLUImpl> {
+ public:
+  explicit GLUImpl(const GLUOptions& options_ = {}) : options(options_) {}
+  void reset() override {}
+  Tensor forward(const Tensor& x) { return functional::glu(x, options); }
+  void pretty_print(std::ostream& os) const override;
+  GLUOptions options;
+};
+
+// Random negative slopes in training mode, their mean in evaluation mode.
+class RReLUImpl : public Cloneable<RReLUImpl> {
+ public:
+  explicit RReLUImpl(const RReLUOptions& options_ = {}) : options(options_) { reset(); }
+  void reset() override;  // checks the options
+  Tensor forward(const Tensor& x);
+  void pretty_print(std::ostream& os) const override;
+  RReLUOptions options;
+};
+
 // Softmax over the channels of each position: x [C, H, W] or [N, C, H, W] (dim -3); throws for
 // other ranks.
 class Softmax2dImpl : public Cloneable<Softmax2dImpl> {
@@ -243,5 +262,7 @@ using Softsign = ModuleHolder<SoftsignImpl>;
 using Tanhshrink = ModuleHolder<TanhshrinkImpl>;
 using Softmax2d = ModuleHolder<Softmax2dImpl>;
 using PReLU = ModuleHolder<PReLUImpl>;
+using GLU = ModuleHolder<GLUImpl>;
+using RReLU = ModuleHolder<RReLUImpl>;
 
 }  // namespace cohort::nn

@@ -142,6 +142,30 @@ struct PReLUOptions {
   double init_ = 0.25;
 };
 
+// GLU: the dim that is halved.
+struct GLUOptions {
+  GLUOptions(int64_t dim = -1) : dim_(dim) {}  // NOLINT
+  GLUOptions& dim(int64_t v) { dim_ = v; return *this; }
+  int64_t dim() const { return dim_; }
+
+ private:
+  int64_t dim_;
+};
+
+// RReLU: negative slopes drawn from [lower, upper] in training, their mean in evaluation.
+struct RReLUOptions {
+  RReLUOptions& lower(double v) { lower_ = v; return *this; }
+  RReLUOptions& upper(double v) { upper_ = v; return *this; }
+  RReLUOptions& inplace(bool v) { inplace_ = v; return *this; }
+  double lower() const { return lower_; }
+  double upper() const { return upper_; }
+  bool inplace() const { return inplace_; }
+
+ private:
+  double lower_ = 1.0 / 8.0, upper_ = 1.0 / 3.0;
+  bool inplace_ = false;
+};
+
 struct GELUOptions {
   GELUOptions& approximate(std::string v) { approximate_ = std::move(v); return *this; }
   const std::string& approximate() const { return approximate_; }
@@ -176,6 +200,23 @@ using SoftshrinkFuncOptions = SoftshrinkOptions;
 using HardshrinkFuncOptions = HardshrinkOptions;
 using ThresholdFuncOptions = ThresholdOptions;
 using GELUFuncOptions = GELUOptions;
+using GLUFuncOptions = GLUOptions;
+
+// The functional form says whether it is training (the module takes it from its mode).
+struct RReLUFuncOptions {
+  RReLUFuncOptions& lower(double v) { lower_ = v; return *this; }
+  RReLUFuncOptions& upper(double v) { upper_ = v; return *this; }
+  RReLUFuncOptions& training(bool v) { training_ = v; return *this; }
+  RReLUFuncOptions& inplace(bool v) { inplace_ = v; return *this; }
+  double lower() const { return lower_; }
+  double upper() const { return upper_; }
+  bool training() const { return training_; }
+  bool inplace() const { return inplace_; }
+
+ private:
+  double lower_ = 1.0 / 8.0, upper_ = 1.0 / 3.0;
+  bool training_ = false, inplace_ = false;
+};
 
 // The functional softmaxes also take the dtype to compute in (the input is cast to it first).
 struct SoftmaxFuncOptions {

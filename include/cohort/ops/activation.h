@@ -16,19 +16,24 @@
 //   softsign(x), tanhshrink(x)                 // x / (1 + |x|), x - tanh(x)
 //   softshrink(x, l), hardshrink(x, l)         // x -+ l beyond +-l else 0; x beyond +-l else 0
 //   threshold(x, th, value) // x where x > th, else value
+//   glu(x, dim)             // a sigmoid(b), a and b the two halves of x along dim (its size even)
+//   rrelu(x, lower, upper, training)  // x where x > 0, else slope x: slope (lower + upper) / 2, or in
+//                           // training drawn uniformly from [lower, upper] per element (from `generator`)
 // Values, NaN and inf as PyTorch 1.13's kernels (hardswish(-inf) and softsign(+-inf) are NaN, softshrink(NaN)
 // is 0). Gradients are PyTorch's away from the kinks; at them, and at NaN, the piecewise ones follow
 // PyTorch's backward kernels: hardtanh, relu6 and hardsigmoid pass no gradient at their bounds,
-// hardswish has slope x / 3 + 1 / 2 on the closed [-3, 3], threshold and hardtanh pass it at NaN.
+// hardswish has slope x / 3 + 1 / 2 on the closed [-3, 3], threshold, hardtanh, hardshrink and
+// hardswish pass it at NaN (softshrink does not; PyTorch's does), elu gives NaN there.
 // Differentiable w.r.t. the input (and prelu's weight), to any order. The in-place forms write
 // into `self` and return it.
-// Throws cohort::Error for an unknown gelu approximation, celu with alpha 0, and prelu with a
-// weight of more than one dim or whose size is neither 1 nor the channel count (x.size(1); 1 for x
-// of fewer than 2 dims).
+// Throws cohort::Error for an unknown gelu approximation, celu with alpha 0, softshrink with lambd
+// below 0, glu of a 0-d tensor or along a dim of odd size, and prelu with a weight of more than one
+// dim or whose size is neither 1 nor the channel count (x.size(1); 1 for x of fewer than 2 dims).
 #pragma once
 
 #include <string_view>
 
+#include "cohort/core/generator.h"
 #include "cohort/core/scalar.h"
 #include "cohort/core/tensor.h"
 
@@ -39,6 +44,7 @@ Tensor silu(const Tensor& self);
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);
 Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope = 0.01);
 Tensor& relu_(Tensor& self);
+Tensor glu(const Tensor& self, int64_t dim = -1);
 
 // The exponential family (activation_exp.cpp).
 Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1);
@@ -68,5 +74,9 @@ Tensor softshrink(const Tensor& self, const Scalar& lambd = 0.5);
 Tensor hardshrink(const Tensor& self, const Scalar& lambd = 0.5);
 Tensor threshold(const Tensor& self, const Scalar& threshold, const Scalar& value);
 Tensor& threshold_(Tensor& self, const Scalar& threshold, const Scalar& value);
+Tensor rrelu(const Tensor& self, const Scalar& lower = 0.125, const Scalar& upper = 1.0 / 3, bool training = false,
+             Generator* generator = nullptr);
+Tensor& rrelu_(Tensor& self, const Scalar& lower = 0.125, const Scalar& upper = 1.0 / 3, bool training = false,
+               Generator* generator = nullptr);
 
 }  // namespace cohort

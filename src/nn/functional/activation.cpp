@@ -76,6 +76,14 @@ Tensor threshold(const Tensor& x, const ThresholdFuncOptions& o) {
       [&](Tensor& t) { cohort::threshold_(t, o.threshold(), o.value()); });
 }
 
+Tensor rrelu(const Tensor& x, const RReLUFuncOptions& o) {
+  return apply(
+      x, o.inplace(), [&](const Tensor& t) { return cohort::rrelu(t, o.lower(), o.upper(), o.training()); },
+      [&](Tensor& t) { cohort::rrelu_(t, o.lower(), o.upper(), o.training()); });
+}
+
+Tensor glu(const Tensor& x, const GLUFuncOptions& o) { return cohort::glu(x, o.dim()); }
+
 Tensor prelu(const Tensor& x, const Tensor& weight) { return cohort::prelu(x, weight); }
 Tensor silu(const Tensor& x) { return cohort::silu(x); }
 Tensor mish(const Tensor& x) { return cohort::mish(x); }

@@ -31,6 +31,9 @@ Tensor softplus(const Tensor& x, const SoftplusFuncOptions& options = {});
 Tensor softshrink(const Tensor& x, const SoftshrinkFuncOptions& options = {});
 Tensor hardshrink(const Tensor& x, const HardshrinkFuncOptions& options = {});
 Tensor threshold(const Tensor& x, const ThresholdFuncOptions& options);
+// Slopes drawn from the default generator in training.
+Tensor rrelu(const Tensor& x, const RReLUFuncOptions& options = {});
+Tensor glu(const Tensor& x, const GLUFuncOptions& options = {});
 // weight: one value, or one per channel (dim 1 of x).
 Tensor prelu(const Tensor& x, const Tensor& weight);
 Tensor silu(const Tensor& x);
