@@ -1,4 +1,5 @@
-// gelu, silu and leaky_relu composed of pointwise ops, whose backward comes from autograd.
+// gelu, silu, leaky_relu and glu composed of pointwise and view ops, whose backward comes from
+// autograd.
 #include "cohort/ops/activation.h"
 
 #include <cmath>
@@ -46,6 +47,17 @@ Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
 Tensor& leaky_relu_(Tensor& self, const Scalar& negative_slope) {
   self.copy_(leaky_relu(self, negative_slope));
   return self;
+}
+
+Tensor glu(const Tensor& self, int64_t dim) {
+  detail::check_defined("glu", self);
+  COHORT_CHECK(self.dim() > 0, "glu: expected a tensor of at least 1 dim (it halves one), got a 0-d tensor");
+  const int64_t d = dim < 0 ? dim + self.dim() : dim;
+  COHORT_CHECK(d >= 0 && d < self.dim(), "glu: dim ", dim, " out of range for input ", self.sizes());
+  const int64_t n = self.size(d);
+  COHORT_CHECK(n % 2 == 0, "glu: the halved dim must have an even size, but dim ", dim, " of input ", self.sizes(),
+               " has size ", n);
+  return self.narrow(d, 0, n / 2) * sigmoid(self.narrow(d, n / 2, n / 2));
 }
 
 Tensor& relu_(Tensor& self) {

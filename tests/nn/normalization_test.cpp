@@ -1,5 +1,6 @@
 // Normalisation through nn: batch norm against PyTorch's values over 3 training steps and an eval
-// step (tests/fixtures/pool_norm.json), layer/group norm values, state-dict names, reprs and errors.
+// step (tests/fixtures/pool_norm.json), layer/group norm values, RMSNorm against its formula, state-dict
+// names, reprs and errors. Instance norm and the distances against PyTorch: norm_fixture_test.cpp.
 // The ops' values, strided inputs and gradients are in the op table (tests/ops/op_table_nn_test.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "cohort/autograd/node.h"
 #include "cohort/core/generator.h"
 #include "cohort/nn/batchnorm.h"
+#include "cohort/nn/functional/distance.h"
 #include "cohort/nn/normalization.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -140,6 +142,72 @@ TEST(NormModule, ReprLikePyTorch) {
             "LayerNorm((3, 4), eps=1e-06, elementwise_affine=False)");
   EXPECT_EQ(repr(*nn::GroupNorm(2, 6)), "GroupNorm(2, 6, eps=1e-05, affine=True)");
   EXPECT_EQ(repr(*nn::GroupNorm(nn::GroupNormOptions(3, 6).affine(false))), "GroupNorm(3, 6, eps=1e-05, affine=False)");
+  EXPECT_EQ(repr(*nn::InstanceNorm1d(3)),
+            "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)");
+  EXPECT_EQ(repr(*nn::InstanceNorm2d(nn::InstanceNorm2dOptions(4).affine(true).track_running_stats(true))),
+            "InstanceNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
+  EXPECT_EQ(repr(*nn::LocalResponseNorm(2)), "LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)");
+  // RMSNorm is PyTorch 2.x's (its repr there).
+  EXPECT_EQ(repr(*nn::RMSNorm(nn::RMSNormOptions({5}))), "RMSNorm((5,), eps=None, elementwise_affine=True)");
+  EXPECT_EQ(repr(*nn::RMSNorm(nn::RMSNormOptions({2, 3}).eps(1e-6).elementwise_affine(false))),
+            "RMSNorm((2, 3), eps=1e-06, elementwise_affine=False)");
+}
+
+TEST(NormModule, InstanceNormParametersAndBuffers) {
+  nn::InstanceNorm1d plain(3);
+  EXPECT_TRUE(plain->state_dict().keys().empty());
+  nn::InstanceNorm2d full(nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true));
+  full->to(kFloat64);
+  EXPECT_EQ(full->state_dict().keys(),
+            (std::vector<std::string>{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}));
+  EXPECT_TRUE(full->weight.equal(ones({3})));
+  EXPECT_TRUE(full->running_var.equal(ones({3})));
+  // Each channel of each sample comes out with mean 0 and (biased) variance 1.
+  manual_seed(3);
+  Tensor y = full(randn({2, 3, 4, 5}, kFloat64));
+  EXPECT_LT(y.mean({2, 3}).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((y.var({2, 3}, false) - 1).abs().max().item<double>(), 1e-4);
+  // The counter is PyTorch's: instance norm never advances it.
+  EXPECT_EQ(full->num_batches_tracked.item<int64_t>(), 0);
+  EXPECT_FALSE(full->running_mean.equal(zeros({3})));
+  EXPECT_EQ(nn::InstanceNorm1d(3)(randn({3, 6})).sizes(), IntArrayRef({3, 6}));  // unbatched
+  nn::InstanceNorm3d in3(2);
+  EXPECT_EQ(in3(randn({1, 2, 2, 2, 3})).sizes(), IntArrayRef({1, 2, 2, 2, 3}));
+}
+
+// x / sqrt(mean(x^2) + eps) * w over the trailing dims, eps the dtype's machine epsilon by default.
+TEST(NormModule, RMSNormIsItsFormula) {
+  manual_seed(5);
+  Tensor x = randn({2, 3, 4}, kFloat64);
+  nn::RMSNorm rms(nn::RMSNormOptions({3, 4}));
+  EXPECT_EQ(rms->named_parameters().keys(), std::vector<std::string>{"weight"});
+  EXPECT_TRUE(rms->weight.equal(ones({3, 4})));
+  rms->to(kFloat64);
+  {
+    NoGradGuard no_grad;
+    rms->weight.copy_(randn({3, 4}, kFloat64));
+  }
+  const double eps64 = 2.220446049250313e-16;
+  Tensor want = x / sqrt((x * x).mean({1, 2}, true) + eps64) * rms->weight;
+  EXPECT_TRUE(rms(x).allclose(want, 1e-14, 1e-14));
+  // Hand-worked: [3, 4] has mean square 12.5; with eps 0.5 the scale is 1 / sqrt(13).
+  Tensor row = tensor({3.0, 4.0}, kFloat64);
+  EXPECT_TRUE(F::rms_norm(row, F::RMSNormFuncOptions({2}).eps(0.5)).allclose(row / std::sqrt(13.0)));
+  // float32: float32's epsilon; bfloat16 computes in float32 and rounds once.
+  Tensor tiny = full({4}, 1e-4, kFloat32);
+  const double eps32 = 1.1920928955078125e-07;
+  EXPECT_NEAR(F::rms_norm(tiny, F::RMSNormFuncOptions({4}))[0].item<float>(), 1e-4 / std::sqrt(1e-8 + eps32), 1e-6);
+  Tensor narrow = x.to(kBFloat16);
+  Tensor got = F::rms_norm(narrow, F::RMSNormFuncOptions({4}));
+  EXPECT_EQ(got.dtype(), kBFloat16);
+  Tensor wide = narrow.to(kFloat32);
+  EXPECT_TRUE(got.equal((wide / sqrt((wide * wide).mean({2}, true) + eps32)).to(kBFloat16)));
+  // Gradients through the composition.
+  Tensor leaf = x.clone().requires_grad_();
+  nn::RMSNorm bare(nn::RMSNormOptions({4}).elementwise_affine(false));
+  EXPECT_TRUE(bare->named_parameters().keys().empty());
+  bare(leaf).pow(2).sum().backward();
+  EXPECT_TRUE(leaf.grad().defined());
 }
 
 TEST(NormModule, StateDictNamesAndBuffers) {
@@ -200,6 +268,34 @@ TEST(NormErrors, NameTheOpAndTheShapes) {
   EXPECT_THAT(error_of([&] { F::group_norm(randn({2, 6, 4}), F::GroupNormFuncOptions(4)); }),
               HasSubstr("group_norm: expected the 6 channels of input [2, 6, 4] to divide into num_groups=4 groups"));
   EXPECT_THAT(error_of([] { nn::GroupNorm(4, 6); }), HasSubstr("GroupNorm: num_channels=6 must divide into num_groups=4 groups"));
+
+  EXPECT_THAT(error_of([] { nn::InstanceNorm2d(3)(randn({2, 3})); }),
+              HasSubstr("InstanceNorm2d: expected a 3-d (unbatched) or 4-d input, got 2 dims [2, 3]"));
+  EXPECT_THAT(error_of([] { F::instance_norm(randn({2, 3})); }),
+              HasSubstr("instance_norm: expected input [N, C, ...] with at least one dim after C, got 2 dims [2, 3]"));
+  EXPECT_THAT(error_of([] { F::instance_norm(randn({2, 3, 1})); }),
+              HasSubstr("instance_norm: expected more than 1 value per channel when using the input's statistics"));
+  EXPECT_THAT(error_of([] { F::instance_norm(randn({2, 3, 4}), F::InstanceNormFuncOptions().weight(ones({4}))); }),
+              HasSubstr("instance_norm: weight must be [3] (one per channel of input [2, 3, 4]), got [4]"));
+  EXPECT_THAT(error_of([] { F::instance_norm(randn({2, 3, 4}), F::InstanceNormFuncOptions().use_input_stats(false)); }),
+              HasSubstr("instance_norm: use_input_stats(false) needs running_mean and running_var"));
+  EXPECT_THAT(error_of([] { F::rms_norm(randn({2, 3}), F::RMSNormFuncOptions({4})); }),
+              HasSubstr("rms_norm: expected an input whose last dims are normalized_shape=[4], got input of shape [2, 3]"));
+  EXPECT_THAT(error_of([] { F::rms_norm(randn({2, 4}), F::RMSNormFuncOptions({4}).weight(ones({2}))); }),
+              HasSubstr("rms_norm: weight must have normalized_shape [4], got [2]"));
+  EXPECT_THAT(error_of([] { nn::RMSNorm(nn::RMSNormOptions({0})); }), HasSubstr("RMSNorm: normalized_shape must be positive"));
+  EXPECT_THAT(error_of([] { F::local_response_norm(randn({2, 3}), F::LocalResponseNormFuncOptions(2)); }),
+              HasSubstr("local_response_norm: expected input [N, C, ...] with at least 3 dims, got 2 dims [2, 3]"));
+  EXPECT_THAT(error_of([] { F::normalize(randn({2, 3}), F::NormalizeFuncOptions().out(zeros({3}))); }),
+              HasSubstr("normalize: out must be float32[2, 3]"));
+}
+
+TEST(NormFunctional, NormalizeWritesOut) {
+  Tensor x = tensor({3.0, 4.0, 0.0, 0.0}).view({2, 2});
+  Tensor out = zeros({2, 2});
+  Tensor r = F::normalize(x, F::NormalizeFuncOptions().out(out));
+  EXPECT_TRUE(r.is_same(out));
+  EXPECT_TRUE(out.allclose(tensor({0.6, 0.8, 0.0, 0.0}).view({2, 2})));
 }
 
 }  // namespace
