@@ -1,45 +1,11 @@
-// Loss modules over nn::functional's losses: forward(input, target).
+// Loss modules over nn::functional's losses: forward(input, target), or forward(input1, input2,
+// target) for the ranking and embedding losses; their options in nn/loss_options.h.
 #pragma once
 
 #include "cohort/nn/functional/loss.h"
 #include "cohort/nn/module_holder.h"
 
 namespace cohort::nn {
-
-struct ReductionOptions {
-  ReductionOptions(Reduction r = kMean) : reduction_(r) {}  // NOLINT
-  ReductionOptions& reduction(Reduction r) { reduction_ = r; return *this; }
-  Reduction reduction() const { return reduction_; }
-
- private:
-  Reduction reduction_;
-};
-using MSELossOptions = ReductionOptions;
-using L1LossOptions = ReductionOptions;
-
-struct SmoothL1LossOptions : ReductionOptions {
-  SmoothL1LossOptions& beta(double b) { beta_ = b; return *this; }
-  double beta() const { return beta_; }
-
- private:
-  double beta_ = 1.0;
-};
-
-struct BCELossOptions : ReductionOptions {
-  BCELossOptions& weight(Tensor w) { weight_ = std::move(w); return *this; }
-  const Tensor& weight() const { return weight_; }
-
- private:
-  Tensor weight_;
-};
-
-struct BCEWithLogitsLossOptions : BCELossOptions {
-  BCEWithLogitsLossOptions& pos_weight(Tensor w) { pos_weight_ = std::move(w); return *this; }
-  const Tensor& pos_weight() const { return pos_weight_; }
-
- private:
-  Tensor pos_weight_;
-};
 
 using CrossEntropyLossOptions = functional::CrossEntropyOptions;
 using NLLLossOptions = functional::NLLLossOptions;
@@ -56,14 +22,14 @@ class LossImpl : public Cloneable<Derived> {
 class MSELossImpl : public LossImpl<MSELossOptions, MSELossImpl> {
  public:
   using LossImpl::LossImpl;
-  Tensor forward(const Tensor& input, const Tensor& target) { return functional::mse_loss(input, target, options.reduction()); }
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::mse_loss(input, target, options); }
   void pretty_print(std::ostream& os) const override { os << "MSELoss()"; }
 };
 
 class L1LossImpl : public LossImpl<L1LossOptions, L1LossImpl> {
  public:
   using LossImpl::LossImpl;
-  Tensor forward(const Tensor& input, const Tensor& target) { return functional::l1_loss(input, target, options.reduction()); }
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::l1_loss(input, target, options); }
   void pretty_print(std::ostream& os) const override { os << "L1Loss()"; }
 };
 
@@ -71,7 +37,7 @@ class SmoothL1LossImpl : public LossImpl<SmoothL1LossOptions, SmoothL1LossImpl> 
  public:
   using LossImpl::LossImpl;
   Tensor forward(const Tensor& input, const Tensor& target) {
-    return functional::smooth_l1_loss(input, target, options.reduction(), options.beta());
+    return functional::smooth_l1_loss(input, target, options);
   }
   void pretty_print(std::ostream& os) const override { os << "SmoothL1Loss()"; }
 };
@@ -94,7 +60,7 @@ class BCELossImpl : public LossImpl<BCELossOptions, BCELossImpl> {
  public:
   using LossImpl::LossImpl;
   Tensor forward(const Tensor& input, const Tensor& target) {
-    return functional::binary_cross_entropy(input, target, options.weight(), options.reduction());
+    return functional::binary_cross_entropy(input, target, options);
   }
   void pretty_print(std::ostream& os) const override { os << "BCELoss()"; }
 };
@@ -103,10 +69,62 @@ class BCEWithLogitsLossImpl : public LossImpl<BCEWithLogitsLossOptions, BCEWithL
  public:
   using LossImpl::LossImpl;
   Tensor forward(const Tensor& input, const Tensor& target) {
-    return functional::binary_cross_entropy_with_logits(input, target, options.weight(), options.pos_weight(),
-                                                        options.reduction());
+    return functional::binary_cross_entropy_with_logits(input, target, options);
   }
   void pretty_print(std::ostream& os) const override { os << "BCEWithLogitsLoss()"; }
+};
+
+class HuberLossImpl : public LossImpl<HuberLossOptions, HuberLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::huber_loss(input, target, options); }
+  void pretty_print(std::ostream& os) const override { os << "HuberLoss()"; }
+};
+
+class KLDivLossImpl : public LossImpl<KLDivLossOptions, KLDivLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::kl_div(input, target, options); }
+  void pretty_print(std::ostream& os) const override { os << "KLDivLoss()"; }
+};
+
+class SoftMarginLossImpl : public LossImpl<SoftMarginLossOptions, SoftMarginLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::soft_margin_loss(input, target, options); }
+  void pretty_print(std::ostream& os) const override { os << "SoftMarginLoss()"; }
+};
+
+class HingeEmbeddingLossImpl : public LossImpl<HingeEmbeddingLossOptions, HingeEmbeddingLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::hinge_embedding_loss(input, target, options); }
+  void pretty_print(std::ostream& os) const override { os << "HingeEmbeddingLoss()"; }
+};
+
+class PoissonNLLLossImpl : public LossImpl<PoissonNLLLossOptions, PoissonNLLLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input, const Tensor& target) { return functional::poisson_nll_loss(input, target, options); }
+  void pretty_print(std::ostream& os) const override { os << "PoissonNLLLoss()"; }
+};
+
+class MarginRankingLossImpl : public LossImpl<MarginRankingLossOptions, MarginRankingLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target) {
+    return functional::margin_ranking_loss(input1, input2, target, options);
+  }
+  void pretty_print(std::ostream& os) const override { os << "MarginRankingLoss()"; }
+};
+
+class CosineEmbeddingLossImpl : public LossImpl<CosineEmbeddingLossOptions, CosineEmbeddingLossImpl> {
+ public:
+  using LossImpl::LossImpl;
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target) {
+    return functional::cosine_embedding_loss(input1, input2, target, options);
+  }
+  void pretty_print(std::ostream& os) const override { os << "CosineEmbeddingLoss()"; }
 };
 
 using MSELoss = ModuleHolder<MSELossImpl>;
@@ -116,5 +134,12 @@ using CrossEntropyLoss = ModuleHolder<CrossEntropyLossImpl>;
 using NLLLoss = ModuleHolder<NLLLossImpl>;
 using BCELoss = ModuleHolder<BCELossImpl>;
 using BCEWithLogitsLoss = ModuleHolder<BCEWithLogitsLossImpl>;
+using HuberLoss = ModuleHolder<HuberLossImpl>;
+using KLDivLoss = ModuleHolder<KLDivLossImpl>;
+using SoftMarginLoss = ModuleHolder<SoftMarginLossImpl>;
+using HingeEmbeddingLoss = ModuleHolder<HingeEmbeddingLossImpl>;
+using PoissonNLLLoss = ModuleHolder<PoissonNLLLossImpl>;
+using MarginRankingLoss = ModuleHolder<MarginRankingLossImpl>;
+using CosineEmbeddingLoss = ModuleHolder<CosineEmbeddingLossImpl>;
 
 }  // namespace cohort::nn
