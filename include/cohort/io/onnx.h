@@ -8,7 +8,8 @@
 // The module runs once on `example_input` (with gradients on, so that an op the exporter cannot see
 // is caught; the module's values are not changed) and every op it calls is recorded in order; the
 // ONNX graph has one input "input" (the example's shape, the first dimension dynamic, "N"), one
-// output "output", and the parameters and buffers the forward read as initializers named as in
+// output "output" (a forward of several inputs and outputs: MultiForward below), and the
+// parameters and buffers the forward read as initializers named as in
 // state_dict() ("conv1.weight", "bn1.running_mean"). Other tensors the forward made without an input
 // (a scalar such as the 0.5 in `x * 0.5`) become initializers "const_<k>". What the model expects
 // of its input can travel in the file: the normalisation as nodes of the graph
@@ -19,18 +20,21 @@
 // log, sqrt, abs, neg, erf, add/sub/mul/div/pow (tensors or numbers, broadcasting), max_pool2d,
 // avg_pool2d, adaptive_avg_pool2d and adaptive_max_pool2d (global, or an output size that divides the
 // input), view/reshape/flatten/unsqueeze, permute/transpose, cat, softmax/log_softmax, dropout in
-// evaluation mode (the identity), embedding (Gather; the input may then be int64 ids), nn::LSTM
+// evaluation mode (the identity), clone (Identity), the in-place unsqueeze_/squeeze_/transpose_/t_,
+// embedding (Gather; the input may then be int64 ids), nn::LSTM
 // (ONNX's LSTM, one node per layer, gates regrouped from cohort's i, f, g, o to ONNX's i, o, f, c; any
 // number of layers, one or two directions, with or without bias, batch_first or not, initial states
-// absent (zeros) or given; not proj_size, not a packed sequence, not unbatched), nn::GRU and nn::RNN
+// absent (zeros) or given, as constants or graph inputs, and the final states h_n and c_n as outputs
+// when the forward returns them; not proj_size, not a packed sequence, not unbatched), nn::GRU and nn::RNN
 // in the same form (ONNX's GRU with linear_before_reset=1, gates regrouped from r, z, n to z, r, h;
 // ONNX's RNN with Tanh or Relu), layer_norm
 // (LayerNormalization from opset 17, its ReduceMean decomposition before), nn::MultiheadAttention
 // (batched, kdim = vdim = embed_dim, a 2-d attn_mask or none, no key_padding_mask; as MatMul, Reshape,
 // Transpose and Softmax nodes). An op whose inputs are all constants and that needs no gradient (a
 // causal mask built with arange and a comparison) is folded: its value is a constant. The model zoo
-// exports whole (lenet, blitz-cnn, resnet18, mlp, char-lstm for any T; char-transformer for the
-// example's T, as its positions and causal mask are constants of the trace). The trace records the
+// exports whole (lenet, blitz-cnn, resnet18/34/50, mlp, char-lstm for any T; char-transformer for any
+// T up to the example's, with slice_sequence_constants). io::onnx_exported_ops() lists the mapped ops;
+// tests/io/onnx_coverage_test.cpp runs the op table through the exporter. The trace records the
 // path this example took: control flow on values is frozen, and sizes other than the first dimension
 // (and the second, with dynamic_sequence) are those of the example.
 //
