@@ -21,11 +21,9 @@ mapfile -t headers < <(cd include && find cohort -name '*.h' | sort)
 
 # One job per (compiler, header); a failing job prints the header's name and the compiler's words.
 one() {
-  local cxx=$1 header=$2 out extra=()
-  # core/array_ref.h silences GCC's -Winit-list-lifetime by name, a warning group clang does not know.
-  [[ $cxx == clang* ]] && extra=(-Wno-unknown-warning-option)
+  local cxx=$1 header=$2 out
   if ! out=$(printf '#include <%s>\n' "$header" |
-             "$cxx" -std=c++17 -Wall -Wextra -Werror "${extra[@]}" -fsyntax-only -Iinclude -x c++ - 2>&1); then
+             "$cxx" -std=c++17 -Wall -Wextra -Werror -fsyntax-only -Iinclude -x c++ - 2>&1); then
     printf 'check_headers: %s fails alone with %s:\n%s\n' "$header" "$cxx" "$out"
     return 1
   fi

@@ -22,10 +22,7 @@ class ArrayRef {
   ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   // Valid for the full expression the braced list appears in, as with libtorch.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winit-list-lifetime"
-  ArrayRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}  // NOLINT
-#pragma GCC diagnostic pop
+  ArrayRef(std::initializer_list<T> l) : ArrayRef(l.begin(), l.size()) {}  // NOLINT
 
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
