@@ -63,8 +63,13 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef s, int64_t d) const { r
 std::vector<Tensor> Tensor::unbind(int64_t d) const { return cohort::unbind(*this, d); }
 Tensor Tensor::as_strided(IntArrayRef s, IntArrayRef st, std::optional<int64_t> o) const { return cohort::as_strided(*this, s, st, o); }
 Tensor Tensor::contiguous() const { return cohort::contiguous(*this); }
+Tensor Tensor::contiguous(MemoryFormat f) const { return cohort::contiguous(*this, f); }
+bool Tensor::is_contiguous(MemoryFormat f) const { return is_contiguous_in(sizes(), strides(), f); }
+MemoryFormat Tensor::suggest_memory_format(bool exact) const {
+  return cohort::suggest_memory_format(sizes(), strides(), exact);
+}
 Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const { return cohort::unfold(*this, d, size, step); }
-Tensor Tensor::clone() const { return cohort::clone(*this); }
+Tensor Tensor::clone(std::optional<MemoryFormat> f) const { return cohort::clone(*this, f); }
 Tensor Tensor::repeat(IntArrayRef r) const { return cohort::repeat(*this, r); }
 Tensor Tensor::repeat_interleave(int64_t r, std::optional<int64_t> d, std::optional<int64_t> n) const {
   return cohort::repeat_interleave(*this, r, d, n);
@@ -75,10 +80,18 @@ Tensor Tensor::repeat_interleave(const Tensor& r, std::optional<int64_t> d, std:
 Tensor Tensor::flip(IntArrayRef dims) const { return cohort::flip(*this, dims); }
 Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return cohort::roll(*this, shifts, dims); }
 
-Tensor Tensor::to(DType t, bool, bool copy) const { return cohort::to(*this, TensorOptions(t), copy); }
-Tensor Tensor::to(Device d, bool, bool copy) const { return cohort::to(*this, TensorOptions(d), copy); }
-Tensor Tensor::to(Device d, DType t, bool, bool copy) const { return cohort::to(*this, TensorOptions(t).device(d), copy); }
-Tensor Tensor::to(const TensorOptions& o, bool, bool copy) const { return cohort::to(*this, o, copy); }
+Tensor Tensor::to(DType t, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return cohort::to(*this, TensorOptions(t).memory_format(f), copy);
+}
+Tensor Tensor::to(Device d, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return cohort::to(*this, TensorOptions(d).memory_format(f), copy);
+}
+Tensor Tensor::to(Device d, DType t, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return cohort::to(*this, TensorOptions(t).device(d).memory_format(f), copy);
+}
+Tensor Tensor::to(const TensorOptions& o, bool, bool copy, std::optional<MemoryFormat> f) const {
+  return cohort::to(*this, f ? o.memory_format(f) : o, copy);
+}
 Tensor Tensor::new_empty(IntArrayRef s, const TensorOptions& o) const { return empty(s, options().merged_with(o)); }
 Tensor Tensor::new_zeros(IntArrayRef s, const TensorOptions& o) const { return zeros(s, options().merged_with(o)); }
 Tensor Tensor::new_ones(IntArrayRef s, const TensorOptions& o) const { return ones(s, options().merged_with(o)); }

@@ -11,11 +11,22 @@
 
 namespace cohort {
 
-Tensor clone(const Tensor& x) {
+namespace {
+
+// The layout of a copy of x: what was asked, where Preserve keeps a channels-last layout and
+// makes any other contiguous.
+MemoryFormat copy_format(const Tensor& x, std::optional<MemoryFormat> requested) {
+  const MemoryFormat format = requested.value_or(MemoryFormat::Preserve);
+  return format == MemoryFormat::Preserve ? x.suggest_memory_format() : format;
+}
+
+}  // namespace
+
+Tensor clone(const Tensor& x, std::optional<MemoryFormat> memory_format) {
   detail::check_defined("clone", x);
   // Traced, as contiguous() copies through clone between a transpose and a layer that wants rows.
   trace::OpScope trace("clone");
-  Tensor out = detail::make_empty(x.sizes(), x.dtype(), x.device());
+  Tensor out = detail::make_empty(x.sizes(), x.dtype(), x.device(), copy_format(x, memory_format));
   kernel::copy(out, x);
   out = autograd::record("CloneBackward0", out, {x}, [](const Tensor& g) { return std::vector<Tensor>{g}; });
   if (trace) trace.record({x}, out);
@@ -24,7 +35,15 @@ Tensor clone(const Tensor& x) {
 
 Tensor contiguous(const Tensor& x) {
   detail::check_defined("contiguous", x);
-  return x.is_contiguous() ? x : clone(x);
+  return x.is_contiguous() ? x : clone(x, MemoryFormat::Contiguous);
+}
+
+Tensor contiguous(const Tensor& x, MemoryFormat format) {
+  detail::check_defined("contiguous", x);
+  COHORT_CHECK(format != MemoryFormat::Preserve, "contiguous: Preserve is no layout to make ", x.describe(),
+               " dense in; hint: give Contiguous, ChannelsLast or ChannelsLast3d");
+  if (format != MemoryFormat::Contiguous) memory_format_strides(x.sizes(), format, "contiguous");  // checks the rank
+  return x.is_contiguous(format) ? x : clone(x, format);
 }
 
 Tensor to(const Tensor& x, const TensorOptions& options, bool copy) {
@@ -32,10 +51,14 @@ Tensor to(const Tensor& x, const TensorOptions& options, bool copy) {
   DType dtype = options.has_dtype() ? options.dtype() : x.dtype();
   Device device = options.has_device() ? options.device() : x.device();
   check_device(device, "to");
-  if (!copy && dtype == x.dtype() && device == x.device()) return x;
+  const MemoryFormat format = copy_format(x, options.memory_format_opt());
+  if (format != MemoryFormat::Contiguous) memory_format_strides(x.sizes(), format, "to");  // checks the rank
+  const bool relayout = options.has_memory_format() && options.memory_format_opt() != MemoryFormat::Preserve &&
+                        !x.is_contiguous(format);
+  if (!copy && !relayout && dtype == x.dtype() && device == x.device()) return x;
   // Note: CPU devices share one address space, so a device move is a copy into memory counted
   // against the target device; keeping it a real copy keeps devices independent.
-  Tensor out = detail::make_empty(x.sizes(), dtype, device);
+  Tensor out = detail::make_empty(x.sizes(), dtype, device, format);
   kernel::copy(out, x);
   if (!is_floating_point(dtype)) return out;
   DType in_dtype = x.dtype();

@@ -13,9 +13,24 @@ namespace cohort {
 
 namespace {
 
+// The factories fill a contiguous tensor; one asked for in another memory format is laid out so
+// before it becomes a leaf.
 Tensor finish(Tensor t, const TensorOptions& options) {
+  if (options.has_memory_format() && *options.memory_format_opt() != MemoryFormat::Contiguous) {
+    Tensor laid_out = detail::make_empty(t.sizes(), t.dtype(), t.device(), *options.memory_format_opt());
+    kernel::copy(laid_out, t);
+    t = laid_out;
+  }
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
+}
+
+// A *_like factory's options: the model's dtype and device unless given, and its channels-last
+// layout kept unless another memory format is asked for.
+TensorOptions like(const Tensor& t, const TensorOptions& options) {
+  TensorOptions merged = t.options().merged_with(options);
+  const MemoryFormat format = options.memory_format_opt().value_or(MemoryFormat::Preserve);
+  return merged.memory_format(format == MemoryFormat::Preserve ? t.suggest_memory_format() : format);
 }
 
 int64_t shape_product(const NestedValues& v, Shape& shape, size_t depth, Scalar::Kind& kind) {
@@ -39,8 +54,11 @@ void flatten_values(const NestedValues& v, std::vector<double>& out) {
 
 }  // namespace
 
-Tensor empty(IntArrayRef sizes, const TensorOptions& options) {
-  return finish(detail::make_empty(sizes, options.dtype(), options.device()), options);
+Tensor empty(IntArrayRef sizes, const TensorOptions& options, std::optional<MemoryFormat> memory_format) {
+  COHORT_CHECK(!(memory_format && options.has_memory_format()), "empty: the memory format is given twice (in the "
+               "options and as an argument); hint: give it once");
+  const MemoryFormat format = memory_format.value_or(options.memory_format_opt().value_or(MemoryFormat::Contiguous));
+  return finish(detail::make_empty(sizes, options.dtype(), options.device(), format), options.memory_format(std::nullopt));
 }
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
@@ -110,16 +128,16 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
   return finish(t, options);
 }
 
-Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), t.options().merged_with(options)); }
-Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return zeros(t.sizes(), t.options().merged_with(options)); }
-Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), t.options().merged_with(options)); }
+Tensor empty_like(const Tensor& t, const TensorOptions& options) { return empty(t.sizes(), like(t, options)); }
+Tensor zeros_like(const Tensor& t, const TensorOptions& options) { return zeros(t.sizes(), like(t, options)); }
+Tensor ones_like(const Tensor& t, const TensorOptions& options) { return ones(t.sizes(), like(t, options)); }
 Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& options) {
-  return full(t.sizes(), value, t.options().merged_with(options));
+  return full(t.sizes(), value, like(t, options));
 }
-Tensor rand_like(const Tensor& t, const TensorOptions& options) { return rand(t.sizes(), t.options().merged_with(options)); }
-Tensor randn_like(const Tensor& t, const TensorOptions& options) { return randn(t.sizes(), t.options().merged_with(options)); }
+Tensor rand_like(const Tensor& t, const TensorOptions& options) { return rand(t.sizes(), like(t, options)); }
+Tensor randn_like(const Tensor& t, const TensorOptions& options) { return randn(t.sizes(), like(t, options)); }
 Tensor randint_like(const Tensor& t, int64_t low, int64_t high, const TensorOptions& options) {
-  return randint(low, high, t.sizes(), t.options().merged_with(options));
+  return randint(low, high, t.sizes(), like(t, options));
 }
 
 Tensor tensor(const NestedValues& values, const TensorOptions& options) {

@@ -339,7 +339,7 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
                  index.sizes(), " does not fit src ", src.sizes(), " and self ", x.sizes(), " at dimension ", d);
   check_index_tensor("scatter_add", x, dim, index);
   Tensor idx = index.to(kInt64);
-  Tensor out = clone(x.detach());
+  Tensor out = clone(x.detach(), MemoryFormat::Contiguous);
   kernel::scatter_add(out, dim, idx, src.to(x.dtype()).detach());
   bool x_grad = x.requires_grad(), src_grad = src.requires_grad();
   Shape src_sizes = src.sizes().vec();

@@ -18,6 +18,13 @@ Tensor make_empty(IntArrayRef sizes, DType dtype, Device device) {
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, sizes.vec(), contiguous_strides(sizes), 0));
 }
 
+Tensor make_empty(IntArrayRef sizes, DType dtype, Device device, MemoryFormat format) {
+  Tensor dense = make_empty(sizes, dtype, device);
+  if (format == MemoryFormat::Contiguous) return dense;
+  return Tensor(std::make_shared<TensorImpl>(dense.unsafe_impl()->storage(), dtype, sizes.vec(),
+                                             memory_format_strides(sizes, format, "empty"), 0));
+}
+
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
   auto impl = std::make_shared<TensorImpl>(t.unsafe_impl()->storage(), t.dtype(), std::move(sizes),
                                            std::move(strides), offset);

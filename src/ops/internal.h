@@ -15,6 +15,8 @@ namespace cohort::detail {
 
 // A new contiguous tensor (uninitialised).
 Tensor make_empty(IntArrayRef sizes, DType dtype, Device device);
+// Uninitialized, dense in `format` (Contiguous, ChannelsLast for 4-d, ChannelsLast3d for 5-d).
+Tensor make_empty(IntArrayRef sizes, DType dtype, Device device, MemoryFormat format);
 // A view of t's storage with new geometry; records nothing (the view ops do).
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset);
 // t converted to dtype without recording autograd (t itself when it already has it).

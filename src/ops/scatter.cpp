@@ -79,7 +79,7 @@ const Tensor& assign(const char* op, const Tensor& self, const Tensor& result) {
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   dim = check_scatter("scatter", x, dim, index, &src);
   check_same_dtype("scatter", x, src, "src");
-  Tensor out = clone(x.detach());
+  Tensor out = clone(x.detach(), MemoryFormat::Contiguous);
   kernel::scatter(out, dim, index.contiguous(), src.detach().contiguous());
   const bool x_grad = x.requires_grad(), src_grad = src.requires_grad();
   Shape src_sizes = src.sizes().vec();
@@ -91,7 +91,7 @@ Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& 
 
 Tensor scatter(const Tensor& x, int64_t dim, const Tensor& index, const Scalar& value) {
   dim = check_scatter("scatter", x, dim, index, nullptr);
-  Tensor out = clone(x.detach());
+  Tensor out = clone(x.detach(), MemoryFormat::Contiguous);
   Tensor src = detail::scalar_to_tensor(value, x.dtype(), x.device()).expand(index.sizes());
   kernel::scatter(out, dim, index.contiguous(), src);
   return autograd::record("ScatterBackward1", out, {x}, [=](const Tensor& g) {

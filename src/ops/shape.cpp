@@ -133,7 +133,7 @@ Tensor reshape(const Tensor& x, IntArrayRef sizes_in) {
   trace::OpScope trace("reshape");
   detail::check_defined("reshape", x);
   Shape sizes = infer_size(sizes_in, x.numel(), "reshape", x.sizes());
-  Tensor out = view_strides(x.sizes(), x.strides(), sizes) ? view(x, sizes) : view(clone(x), sizes);
+  Tensor out = view_strides(x.sizes(), x.strides(), sizes) ? view(x, sizes) : view(clone(x, MemoryFormat::Contiguous), sizes);
   if (trace) trace.record({x}, out, {{"shape", trace::ints(sizes_in)}});
   return out;
 }

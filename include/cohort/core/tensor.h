@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cohort/core/array_ref.h"
+#include "cohort/core/memory_format.h"
 #include "cohort/core/scalar.h"
 #include "cohort/core/tensor_impl.h"
 #include "cohort/core/tensor_options.h"
@@ -55,6 +56,10 @@ class Tensor {
   int64_t numel() const { return checked().numel(); }
   int64_t storage_offset() const { return checked().offset(); }
   bool is_contiguous() const { return checked().is_contiguous(); }
+  // Dense in `format` (cohort/core/memory_format.h): is_contiguous(MemoryFormat::ChannelsLast).
+  bool is_contiguous(MemoryFormat format) const;
+  // ChannelsLast(3d) when the strides order the channels innermost, else Contiguous.
+  MemoryFormat suggest_memory_format(bool channels_last_strides_exact_match = false) const;
   DType scalar_type() const { return checked().dtype(); }
   DType dtype() const { return checked().dtype(); }
   Device device() const { return checked().device(); }
@@ -143,6 +148,8 @@ class Tensor {
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset = std::nullopt) const;
   Tensor contiguous() const;
+  // This tensor if it is dense in `format`, else a copy laid out so (differentiable).
+  Tensor contiguous(MemoryFormat format) const;
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
   // In place: this tensor takes the geometry of unsqueeze/squeeze/transpose/t and, when it carries a
   // graph, that view's history (shape_inplace.cpp). Refused on a leaf that requires grad.
@@ -153,7 +160,9 @@ class Tensor {
   const Tensor& t_() const;
 
   // --- Copies and conversions -------------------------------------------------------------------
-  Tensor clone() const;
+  // A copy; by default (Preserve) a channels-last tensor's copy is channels-last, any other is
+  // contiguous.
+  Tensor clone(std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor repeat(IntArrayRef repeats) const;
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
                            std::optional<int64_t> output_size = std::nullopt) const;
@@ -167,10 +176,15 @@ class Tensor {
   const Tensor& uniform_(double from = 0, double to = 1) const;
   const Tensor& normal_(double mean = 0, double std = 1) const;
   const Tensor& zero_() const;
-  Tensor to(DType dtype, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
-  Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false) const;
+  // A converted copy keeps a channels-last layout unless `memory_format` asks for another.
+  Tensor to(DType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device device, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(const TensorOptions& options, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor to(const Tensor& other) const { return to(other.options()); }
   Tensor to(DeviceType type, bool non_blocking = false, bool copy = false) const {
     return to(Device(type), non_blocking, copy);

@@ -12,7 +12,10 @@
 
 namespace cohort {
 
-Tensor empty(IntArrayRef sizes, const TensorOptions& options = {});
+// options.memory_format(MemoryFormat::ChannelsLast) lays a 4-d tensor out channels-last (every
+// factory takes it); empty also takes the format as an argument, as libtorch's does.
+Tensor empty(IntArrayRef sizes, const TensorOptions& options = {},
+             std::optional<MemoryFormat> memory_format = std::nullopt);
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
 Tensor zeros(IntArrayRef sizes, const TensorOptions& options = {});
 Tensor ones(IntArrayRef sizes, const TensorOptions& options = {});
@@ -39,6 +42,7 @@ Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, G
 Tensor rand(IntArrayRef sizes, Generator& gen, const TensorOptions& options = {});
 Tensor randn(IntArrayRef sizes, Generator& gen, const TensorOptions& options = {});
 
+// The *_like factories keep t's channels-last layout unless options ask for another memory format.
 Tensor empty_like(const Tensor& t, const TensorOptions& options = {});
 Tensor zeros_like(const Tensor& t, const TensorOptions& options = {});
 Tensor ones_like(const Tensor& t, const TensorOptions& options = {});

@@ -34,8 +34,12 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor repeat(const Tensor& x, IntArrayRef repeats);
 
 // Copies and conversions.
+// contiguous(x, format) and clone and to's memory formats: see cohort/core/memory_format.h. A clone
+// or conversion keeps a channels-last layout by default (Preserve).
 Tensor contiguous(const Tensor& x);
-Tensor clone(const Tensor& x);
+Tensor contiguous(const Tensor& x, MemoryFormat format);
+Tensor clone(const Tensor& x, std::optional<MemoryFormat> memory_format = std::nullopt);
+// options.memory_format_opt() asks for a layout (Preserve when unset).
 Tensor to(const Tensor& x, const TensorOptions& options, bool copy = false);
 
 // The broadcast of two shapes; throws naming `op` when they do not broadcast.
