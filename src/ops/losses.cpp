@@ -2,6 +2,9 @@
 // cross_entropy_loss's core, is the fused op of src/ops/nll_loss.cpp (Note [Fused nll_loss]).
 #include "cohort/ops/loss.h"
 
+#include <cmath>
+#include <string>
+
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
@@ -23,12 +26,18 @@ Tensor reduce_loss(const Tensor& loss, Reduction reduction) {
   return loss;
 }
 
+// Two operands of an elementwise loss, which PyTorch would broadcast silently: different shapes are
+// an error naming both.
+void check_same_shape(const char* op, const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+  COHORT_CHECK(a.defined() && b.defined(), op, ": ", a_name, " and ", b_name, " must be defined");
+  COHORT_CHECK(a.sizes() == b.sizes(), op, ": ", a_name, " of shape ", a.sizes(), " and ", b_name, " of shape ",
+               b.sizes(), " differ; PyTorch would broadcast them silently; hint: reshape one (e.g. ", b_name,
+               ".view_as(", a_name, ")) so that they match");
+  COHORT_CHECK_AS(TypeError, a.is_floating_point(), op, ": expected a floating-point ", a_name, ", got ", a.dtype());
+}
+
 void check_same_shape(const char* op, const Tensor& input, const Tensor& target) {
-  COHORT_CHECK(input.defined() && target.defined(), op, ": input and target must be defined");
-  COHORT_CHECK(input.sizes() == target.sizes(), op, ": input of shape ", input.sizes(), " and target of shape ",
-               target.sizes(), " differ; PyTorch would broadcast them silently; hint: reshape one "
-               "(e.g. target.view_as(input)) so that they match");
-  COHORT_CHECK_AS(TypeError, input.is_floating_point(), op, ": expected a floating-point input, got ", input.dtype());
+  check_same_shape(op, input, "input", target, "target");
 }
 
 }  // namespace
@@ -165,6 +174,92 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
     loss = (1 - target) * input + neg_log_sigmoid;
   }
   if (weight.defined()) loss = loss * weight;
+  return reduce_loss(loss, reduction);
+}
+
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction, bool log_target) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return kl_div(autocast::to_float32(input), autocast::to_float32(target), reduction, log_target);
+  }
+  check_same_shape("kl_div", input, target);
+  if (log_target) return reduce_loss(target.exp() * (target - input), reduction);
+  // target log(target), 0 where target is 0 (xlogy); the log reads 1 there, so no NaN reaches a gradient.
+  const Tensor positive = target > 0;
+  const Tensor entropy = where(positive, target * where(positive, target, ones_like(target)).log(), zeros_like(target));
+  return reduce_loss(entropy - target * input, reduction);
+}
+
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return soft_margin_loss(autocast::to_float32(input), autocast::to_float32(target), reduction);
+  }
+  check_same_shape("soft_margin_loss", input, target);
+  return reduce_loss(log1p(exp(-target * input)), reduction);
+}
+
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                           Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return margin_ranking_loss(autocast::to_float32(input1), autocast::to_float32(input2), autocast::to_float32(target), margin, reduction);
+  }
+  check_same_shape("margin_ranking_loss", input1, "input1", input2, "input2");
+  check_same_shape("margin_ranking_loss", input1, "input1", target, "target");
+  return reduce_loss(clamp_min(-target * (input1 - input2) + margin, 0), reduction);
+}
+
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin, Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return hinge_embedding_loss(autocast::to_float32(input), autocast::to_float32(target), margin, reduction);
+  }
+  check_same_shape("hinge_embedding_loss", input, target);
+  // PyTorch's form: the margin term where the target is not 1, the input where it is not -1.
+  const Tensor zero = zeros_like(input);
+  const Tensor margin_term = where(target != 1, clamp_min(margin - input, 0), zero);
+  return reduce_loss(margin_term + where(target != -1, input, zero), reduction);
+}
+
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin,
+                             Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return cosine_embedding_loss(autocast::to_float32(input1), autocast::to_float32(input2), autocast::to_float32(target), margin, reduction);
+  }
+  check_same_shape("cosine_embedding_loss", input1, "input1", input2, "input2");
+  COHORT_CHECK(input1.dim() == 1 || input1.dim() == 2, "cosine_embedding_loss: expected inputs [N, D] or [D], got ",
+               input1.sizes());
+  COHORT_CHECK(target.dim() == input1.dim() - 1 && (target.dim() == 0 || target.size(0) == input1.size(0)),
+               "cosine_embedding_loss: expected a target of shape ",
+               input1.dim() == 2 ? "[" + std::to_string(input1.size(0)) + "]" : std::string("[]"), " for inputs ",
+               input1.sizes(), ", got ", target.sizes());
+  // PyTorch's guard against a zero row: 1e-12 added to each squared norm.
+  constexpr double kEps = 1e-12;
+  const int64_t d = input1.dim() - 1;
+  const Tensor squares = ((input1 * input1).sum(d) + kEps) * ((input2 * input2).sum(d) + kEps);
+  const Tensor cos = (input1 * input2).sum(d) / squares.sqrt();
+  const Tensor zero = zeros_like(cos);
+  return reduce_loss(where(target == 1, 1 - cos, zero) + where(target == -1, clamp_min(cos - margin, 0), zero),
+                     reduction);
+}
+
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input, bool full, double eps,
+                        Reduction reduction) {
+  if (autocast::active()) {
+    autocast::CastOpScope cast;
+    return poisson_nll_loss(autocast::to_float32(input), autocast::to_float32(target), log_input, full, eps, reduction);
+  }
+  check_same_shape("poisson_nll_loss", input, target);
+  Tensor loss = log_input ? exp(input) - target * input : input - target * log(input + eps);
+  if (full) {
+    // Stirling's approximation of log(target!), counted where target > 1.
+    const Tensor big = target > 1;
+    const Tensor t = where(big, target, ones_like(target));
+    const Tensor stirling = t * log(t) - t + 0.5 * log(2 * M_PI * t);
+    loss = loss + where(big, stirling, zeros_like(target));
+  }
   return reduce_loss(loss, reduction);
 }
 

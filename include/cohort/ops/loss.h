@@ -49,4 +49,25 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight = {},
                                         const Tensor& pos_weight = {}, Reduction reduction = kMean);
 
+// More elementwise losses, same-shape operands (target: +1 / -1 labels where named):
+//   kl_div:                target (log target - input), 0 where target is 0; with log_target the
+//                          target is given as its log. (F::kl_div adds kBatchMean, the sum over N.)
+//   soft_margin_loss:      log(1 + exp(-target input))
+//   margin_ranking_loss:   max(0, -target (input1 - input2) + margin)
+//   hinge_embedding_loss:  input where target is 1, max(0, margin - input) where it is -1
+//   cosine_embedding_loss: per row of [N, D] (or [D]) inputs and a [N] (or []) target: 1 - cos where
+//                          target is 1, max(0, cos - margin) where it is -1
+//   poisson_nll_loss:      exp(input) - target input (log_input), else input - target log(input + eps);
+//                          full adds Stirling's log(target!) where target > 1
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean, bool log_target = false);
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin = 0.0,
+                           Reduction reduction = kMean);
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin = 1.0,
+                            Reduction reduction = kMean);
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target, double margin = 0.0,
+                             Reduction reduction = kMean);
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input = true, bool full = false,
+                        double eps = 1e-8, Reduction reduction = kMean);
+
 }  // namespace cohort
