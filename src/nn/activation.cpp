@@ -2,7 +2,6 @@
 // as PyTorch's repr (floats as Python prints them where PyTorch's defaults are floats).
 #include "cohort/nn/activation.h"
 
-#include <charconv>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -10,30 +9,14 @@
 #include "cohort/nn/init.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
+#include "python_repr.h"
 
 namespace cohort::nn {
 
 namespace {
 
-// Digits of a float as Python prints them: a whole number gets ".0".
-std::string python_float_digits(std::string s) {
-  if (s.find_first_of(".ein") == std::string::npos) s += ".0";
-  return s;
-}
-
-// A double as Python's repr prints it in the common cases: 1e-05, 0.1, 1.0.
-std::string python_float(double v) {
-  std::ostringstream os;
-  os << v;
-  return python_float_digits(os.str());
-}
-
-// Python's repr of a float: the shortest digits that read back as v (1/3 prints 0.3333333333333333).
-std::string python_repr(double v) {
-  char buf[32];
-  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  return python_float_digits(std::string(static_cast<const char*>(buf), end));
-}
+using detail::python_float;
+using detail::python_repr;
 
 const char* inplace_suffix(bool inplace) { return inplace ? ", inplace=True" : ""; }
 const char* inplace_only(bool inplace) { return inplace ? "inplace=True" : ""; }

@@ -1,7 +1,9 @@
-// Identity, Flatten and Dropout.
+// Identity, Flatten, Unflatten and Dropout.
 #include "cohort/nn/basic.h"
 
 #include <ostream>
+
+#include "python_repr.h"
 
 namespace cohort::nn {
 
@@ -9,6 +11,10 @@ void IdentityImpl::pretty_print(std::ostream& os) const { os << "Identity()"; }
 
 void FlattenImpl::pretty_print(std::ostream& os) const {
   os << "Flatten(start_dim=" << options.start_dim() << ", end_dim=" << options.end_dim() << ")";
+}
+
+void UnflattenImpl::pretty_print(std::ostream& os) const {
+  os << "Unflatten(dim=" << options.dim() << ", unflattened_size=" << detail::python_tuple(options.sizes()) << ")";
 }
 
 DropoutImpl::DropoutImpl(const DropoutOptions& options_) : options(options_) { reset(); }

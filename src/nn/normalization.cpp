@@ -9,26 +9,13 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/nn/init.h"
 #include "cohort/ops/creation.h"
+#include "python_repr.h"
 
 namespace cohort::nn {
 
 namespace {
 
-// A double as Python's repr prints it in the common cases: 1e-05, 0.1, 1.0.
-std::string python_float(double v) {
-  std::ostringstream os;
-  os << v;
-  std::string s = os.str();
-  if (s.find_first_of(".ein") == std::string::npos) s += ".0";
-  return s;
-}
-
-// normalized_shape as a Python tuple: (5,) or (3, 4).
-void print_shape(std::ostream& os, const std::vector<int64_t>& shape) {
-  os << "(";
-  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
-  os << (shape.size() == 1 ? ",)" : ")");
-}
+using detail::python_float;
 
 void check_normalized_shape(const char* layer, const std::vector<int64_t>& shape) {
   COHORT_CHECK(!shape.empty(), layer, ": normalized_shape must have at least one dim, got ", IntArrayRef(shape));
@@ -60,7 +47,7 @@ Tensor LayerNormImpl::forward(const Tensor& input) {
 
 void LayerNormImpl::pretty_print(std::ostream& os) const {
   os << "LayerNorm(";
-  print_shape(os, options.normalized_shape());
+  os << detail::python_tuple(options.normalized_shape());
   os << ", eps=" << python_float(options.eps())
      << ", elementwise_affine=" << (options.elementwise_affine() ? "True" : "False") << ")";
 }
@@ -172,7 +159,7 @@ Tensor RMSNormImpl::forward(const Tensor& input) {
 
 void RMSNormImpl::pretty_print(std::ostream& os) const {
   os << "RMSNorm(";
-  print_shape(os, options.normalized_shape());
+  os << detail::python_tuple(options.normalized_shape());
   os << ", eps=" << (options.eps() ? python_float(*options.eps()) : "None")
      << ", elementwise_affine=" << (options.elementwise_affine() ? "True" : "False") << ")";
 }

@@ -1,18 +1,15 @@
 // PixelShuffle, PixelUnshuffle and Upsample: forwards to nn::functional and PyTorch's reprs.
 #include "cohort/nn/vision.h"
 
-#include <cmath>
 #include <ostream>
+
+#include "python_repr.h"
 
 namespace cohort::nn {
 
 namespace {
 
-// A float as Python prints it for these reprs: 2.0, 1.5.
-void print_float(std::ostream& os, double v) {
-  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15) os << static_cast<int64_t>(v) << ".0";
-  else os << v;
-}
+void print_float(std::ostream& os, double v) { os << detail::python_repr(v); }
 
 // One value prints bare, several as a tuple (PyTorch prints the argument as given; libtorch's is
 // always a list, and a single value is the common spelling).

@@ -1,6 +1,6 @@
-// Padding: constant padding is narrow (negative amounts) and cat with filled blocks; reflection and
-// replication padding are an index_select per padded dim with the mirrored or clamped source
-// positions. Composed of differentiable ops, so both gradients come from theirs.
+// Padding: constant padding is narrow (negative amounts) and cat with filled blocks; reflection,
+// replication and circular padding are an index_select per padded dim with the mirrored, clamped or
+// wrapped source positions. Composed of differentiable ops, so both gradients come from theirs.
 #include "cohort/ops/padding.h"
 
 #include <algorithm>
@@ -50,6 +50,14 @@ auto replicate(const char* op, const Tensor& x) {
   };
 }
 
+auto wrap_around(const char* op, const Tensor& x) {
+  return [op, &x](int64_t p, int64_t len, int64_t before, int64_t after, int64_t d) {
+    COHORT_CHECK(before <= len && after <= len, op, ": circular padding must be at most the size of its dimension, "
+                 "got padding (", before, ", ", after, ") at dimension ", d, " of input ", x.sizes());
+    return p < 0 ? p + len : (p >= len ? p - len : p);
+  };
+}
+
 }  // namespace
 
 Tensor constant_pad_nd(const Tensor& x, IntArrayRef pad, const Scalar& value) {
@@ -91,6 +99,35 @@ Tensor replication_pad1d(const Tensor& x, IntArrayRef padding) {
 }
 Tensor replication_pad2d(const Tensor& x, IntArrayRef padding) {
   return pad_by_index("replication_pad2d", x, padding, 2, replicate("replication_pad2d", x));
+}
+
+Tensor reflection_pad3d(const Tensor& x, IntArrayRef padding) {
+  return pad_by_index("reflection_pad3d", x, padding, 3, reflect("reflection_pad3d", x));
+}
+Tensor replication_pad3d(const Tensor& x, IntArrayRef padding) {
+  return pad_by_index("replication_pad3d", x, padding, 3, replicate("replication_pad3d", x));
+}
+
+Tensor pad(const Tensor& x, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
+  if (mode == "constant") return constant_pad_nd(x, pad, value.value_or(0));
+  COHORT_CHECK(!value || *value == 0, "pad: a padding value goes with mode \"constant\" only, got value ", *value,
+               " with mode \"", mode, "\"");
+  COHORT_CHECK(pad.size() % 2 == 0 && pad.size() >= 2 && pad.size() <= 6, "pad: mode \"", mode,
+               "\" pads 1 to 3 dims, expected 2, 4 or 6 values, got ", pad);
+  const auto spatial = static_cast<int64_t>(pad.size() / 2);
+  static const char* const reflect_ops[] = {"reflection_pad1d", "reflection_pad2d", "reflection_pad3d"};
+  static const char* const replicate_ops[] = {"replication_pad1d", "replication_pad2d", "replication_pad3d"};
+  if (mode == "reflect") {
+    const char* op = reflect_ops[spatial - 1];
+    return pad_by_index(op, x, pad, spatial, reflect(op, x));
+  }
+  if (mode == "replicate") {
+    const char* op = replicate_ops[spatial - 1];
+    return pad_by_index(op, x, pad, spatial, replicate(op, x));
+  }
+  COHORT_CHECK(mode == "circular", "pad: mode must be \"constant\", \"reflect\", \"replicate\" or \"circular\", "
+               "got \"", mode, "\"");
+  return pad_by_index("pad", x, pad, spatial, wrap_around("pad (circular)", x));
 }
 
 }  // namespace cohort

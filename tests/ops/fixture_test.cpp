@@ -139,6 +139,11 @@ const std::map<std::string, Op>& cases() {
       {"reflection_pad2d", [](const In& x) { return Out{reflection_pad2d(x[0], {1, 2, 2, 1})}; }},
       {"replication_pad1d", [](const In& x) { return Out{replication_pad1d(x[0], {4, 1})}; }},
       {"replication_pad2d", [](const In& x) { return Out{replication_pad2d(x[0], {1, 0, 2, 3})}; }},
+      {"reflection_pad3d", [](const In& x) { return Out{reflection_pad3d(x[0], {1, 2, 0, 1, 2, 1})}; }},
+      {"replication_pad3d", [](const In& x) { return Out{replication_pad3d(x[0], {2, 0, 1, 1, 0, 3})}; }},
+      {"pad_circular1d", [](const In& x) { return Out{pad(x[0], {2, 3}, "circular")}; }},
+      {"pad_circular2d", [](const In& x) { return Out{pad(x[0], {1, 2, 3, 0}, "circular")}; }},
+      {"pad_circular3d", [](const In& x) { return Out{pad(x[0], {1, 1, 2, 0, 0, 2}, "circular")}; }},
       // Promotion cases.
       {"int32_plus_2.5", [](const In& x) { return Out{x[0] + 2.5}; }},
       {"uint8_plus_int64", [](const In& x) { return Out{x[0] + x[1]}; }},

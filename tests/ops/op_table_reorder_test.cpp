@@ -85,6 +85,7 @@ std::vector<OpRow> padding_rows() {
   const From as_is = [](int64_t p, int64_t) { return p; };
   const From mirror = [](int64_t p, int64_t n) { return p < 0 ? -p : (p >= n ? 2 * (n - 1) - p : p); };
   const From clamp = [](int64_t p, int64_t n) { return std::min(std::max<int64_t>(p, 0), n - 1); };
+  const From wrap = [](int64_t p, int64_t n) { return (p + n) % n; };
   return {
       pad_row("constant_pad_nd", {{{2, 3}}}, [](const Tensor& x) { return constant_pad_nd(x, {1, 2}, 0.5); }, {1, 2},
               as_is, 0.5),
@@ -99,6 +100,16 @@ std::vector<OpRow> padding_rows() {
               clamp),
       pad_row("replication_pad2d", {{{1, 2, 3}}, {{2, 1, 2, 2}}},
               [](const Tensor& x) { return replication_pad2d(x, {1, 0, 2, 3}); }, {1, 0, 2, 3}, clamp),
+      pad_row("reflection_pad3d", {{{1, 2, 3, 3}}, {{1, 1, 3, 2, 4}}},
+              [](const Tensor& x) { return reflection_pad3d(x, {1, 2, 0, 1, 1, 1}); }, {1, 2, 0, 1, 1, 1}, mirror),
+      pad_row("replication_pad3d", {{{1, 2, 1, 2}}, {{2, 1, 1, 2, 3}}},
+              [](const Tensor& x) { return replication_pad3d(x, {2, 0, 1, 1, 0, 3}); }, {2, 0, 1, 1, 0, 3}, clamp),
+      pad_row("pad_circular1d", {{{2, 4}}, {{2, 3, 4}}}, [](const Tensor& x) { return pad(x, {2, 4}, "circular"); },
+              {2, 4}, wrap),
+      pad_row("pad_circular2d", {{{2, 3, 4}}, {{1, 2, 3, 3}}},
+              [](const Tensor& x) { return pad(x, {1, 2, 3, 0}, "circular"); }, {1, 2, 3, 0}, wrap),
+      pad_row("pad_circular3d", {{{1, 2, 3, 2}}, {{1, 1, 2, 3, 2}}},
+              [](const Tensor& x) { return pad(x, {1, 1, 2, 0, 0, 2}, "circular"); }, {1, 1, 2, 0, 0, 2}, wrap),
   };
 }
 

@@ -24,6 +24,10 @@ struct kSELU {};
 struct kGELU {};
 struct kFanIn {};
 struct kFanOut {};
+struct kConstant {};
+struct kReflect {};
+struct kReplicate {};
+struct kCircular {};
 }  // namespace enumtype
 
 inline constexpr enumtype::kLinear kLinear{};
@@ -41,5 +45,9 @@ inline constexpr enumtype::kSELU kSELU{};
 inline constexpr enumtype::kGELU kGELU{};
 inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
+inline constexpr enumtype::kConstant kConstant{};
+inline constexpr enumtype::kReflect kReflect{};
+inline constexpr enumtype::kReplicate kReplicate{};
+inline constexpr enumtype::kCircular kCircular{};
 
 }  // namespace cohort

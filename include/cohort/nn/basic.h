@@ -1,10 +1,11 @@
-// Small layers: Identity, Flatten, Dropout, Functional.
+// Small layers: Identity, Flatten, Unflatten, Dropout, Functional.
 #pragma once
 
 #include <functional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/module_holder.h"
@@ -35,6 +36,29 @@ class FlattenImpl : public Cloneable<FlattenImpl> {
   Tensor forward(const Tensor& x) { return x.flatten(options.start_dim(), options.end_dim()); }
   void pretty_print(std::ostream& os) const override;
   FlattenOptions options;
+};
+
+// Unflatten(UnflattenOptions(1, {32, 2, 2})): dim 1 of size 128 becomes [32, 2, 2] (one size may be -1).
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  UnflattenOptions& dim(int64_t v) { dim_ = v; return *this; }
+  UnflattenOptions& sizes(std::vector<int64_t> v) { sizes_ = std::move(v); return *this; }
+  int64_t dim() const { return dim_; }
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+
+ private:
+  int64_t dim_;
+  std::vector<int64_t> sizes_;
+};
+
+class UnflattenImpl : public Cloneable<UnflattenImpl> {
+ public:
+  explicit UnflattenImpl(const UnflattenOptions& options) : options(options) {}
+  UnflattenImpl(int64_t dim, std::vector<int64_t> sizes) : options(dim, std::move(sizes)) {}
+  void reset() override {}
+  Tensor forward(const Tensor& x) { return x.unflatten(options.dim(), options.sizes()); }
+  void pretty_print(std::ostream& os) const override;
+  UnflattenOptions options;
 };
 
 struct DropoutOptions {
@@ -81,6 +105,7 @@ class FunctionalImpl : public Cloneable<FunctionalImpl> {
 
 using Identity = ModuleHolder<IdentityImpl>;
 using Flatten = ModuleHolder<FlattenImpl>;
+using Unflatten = ModuleHolder<UnflattenImpl>;
 using Dropout = ModuleHolder<DropoutImpl>;
 using Functional = ModuleHolder<FunctionalImpl>;
 
