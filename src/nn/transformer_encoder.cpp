@@ -1,9 +1,10 @@
-// Transformer encoder layers composed of MultiheadAttention, Linear, LayerNorm and Dropout.
-#include "cohort/nn/transformer.h"
+// Transformer encoder layers composed of MultiheadAttention, Linear, LayerNorm and Dropout, and their stack.
+#include "cohort/nn/transformer_encoder.h"
 
 #include "cohort/nn/functional/activation.h"
 #include "cohort/ops/activation.h"
 #include "cohort/ops/pointwise.h"
+#include "transformer_parts.h"
 
 namespace cohort::nn {
 
@@ -36,12 +37,7 @@ void TransformerEncoderLayerImpl::reset_parameters() {
   norm2->reset_parameters();
 }
 
-Tensor TransformerEncoderLayerImpl::activation(const Tensor& x) {
-  const auto& a = options.activation();
-  if (std::holds_alternative<enumtype::kReLU>(a)) return relu(x);
-  if (std::holds_alternative<enumtype::kGELU>(a)) return gelu(x);
-  return std::get<std::function<Tensor(const Tensor&)>>(a)(x);
-}
+Tensor TransformerEncoderLayerImpl::activation(const Tensor& x) { return detail::activate(options.activation(), x); }
 
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
                                             const Tensor& src_key_padding_mask) {
@@ -64,15 +60,8 @@ TransformerEncoderImpl::TransformerEncoderImpl(TransformerEncoderOptions options
 
 void TransformerEncoderImpl::reset() {
   COHORT_CHECK(!options.encoder_layer().is_empty(), "TransformerEncoder: the encoder_layer is empty (nullptr)");
-  COHORT_CHECK(options.num_layers() > 0, "TransformerEncoder: num_layers must be positive, got ", options.num_layers());
-  layers = register_module("layers", ModuleList());
-  for (int64_t i = 0; i < options.num_layers(); ++i) layers->push_back(options.encoder_layer()->clone());
-  norm.reset();
-  if (options.norm()) {
-    auto copy = options.norm()->ptr()->clone();
-    norm = options.norm()->rebound(copy);
-    register_module("norm", copy);
-  }
+  layers = detail::stack_copies(*this, "TransformerEncoder", options.encoder_layer().ptr(), options.num_layers());
+  norm = detail::copy_norm(*this, options.norm());
 }
 
 void TransformerEncoderImpl::reset_parameters() {

@@ -13,7 +13,7 @@
 #include "cohort/nn/embedding.h"
 #include "cohort/nn/linear.h"
 #include "cohort/nn/normalization.h"
-#include "cohort/nn/transformer.h"
+#include "cohort/nn/transformer_encoder.h"
 
 namespace cohort::models {
 

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,15 +15,30 @@
 
 namespace cohort::nn {
 
-// A module with a tensor-to-tensor forward, type-erased (libtorch's AnyModule, for that case).
+namespace detail {
+// Whether Impl's forward(x) takes one tensor and returns one.
+template <class Impl, class = void>
+struct forward_takes_one_tensor : std::false_type {};
+template <class Impl>
+struct forward_takes_one_tensor<Impl, std::void_t<decltype(std::declval<Impl&>().forward(std::declval<const Tensor&>()))>>
+    : std::is_convertible<decltype(std::declval<Impl&>().forward(std::declval<const Tensor&>())), Tensor> {};
+}  // namespace detail
+
+// A module type-erased (libtorch's AnyModule), whose forward(x) is callable when the module's forward
+// takes one tensor; a module whose forward takes more (a transformer decoder) is held and reached with
+// get<T>().
 class AnyModule {
  public:
   template <class Impl>
   AnyModule(ModuleHolder<Impl> holder) : AnyModule(holder.ptr()) {}  // NOLINT
   template <class Impl>
   AnyModule(std::shared_ptr<Impl> impl)  // NOLINT
-      : module_(impl), call_([](Module& m, const Tensor& x) { return static_cast<Impl&>(m).forward(x); }) {}
-  Tensor forward(const Tensor& x) const { return call_(*module_, x); }
+      : module_(impl), call_(caller<Impl>()) {}
+  Tensor forward(const Tensor& x) const {
+    COHORT_CHECK(call_ != nullptr, "AnyModule: ", module_->name(), "'s forward does not take one tensor; hint: call "
+                 "it as get<", module_->name(), "Impl>().forward(...)");
+    return call_(*module_, x);
+  }
   const std::shared_ptr<Module>& ptr() const { return module_; }
   // The module as a T (an implementation type), checked.
   template <class T>
@@ -43,8 +59,19 @@ class AnyModule {
   }
 
  private:
+  using Call = std::function<Tensor(Module&, const Tensor&)>;
+  template <class Impl>
+  using takes_one_tensor = detail::forward_takes_one_tensor<Impl>;
+  template <class Impl>
+  static Call caller() {
+    if constexpr (takes_one_tensor<Impl>::value)
+      return [](Module& m, const Tensor& x) { return static_cast<Impl&>(m).forward(x); };
+    else
+      return nullptr;
+  }
+
   std::shared_ptr<Module> module_;
-  std::function<Tensor(Module&, const Tensor&)> call_;
+  Call call_;
 };
 
 class SequentialImpl : public Module {

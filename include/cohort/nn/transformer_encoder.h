@@ -27,8 +27,11 @@
 
 namespace cohort::nn {
 
+// The feed-forward activation of the encoder and decoder layers: relu, gelu or a function.
+using TransformerActivation = std::variant<enumtype::kReLU, enumtype::kGELU, std::function<Tensor(const Tensor&)>>;
+
 struct TransformerEncoderLayerOptions {
-  using activation_t = std::variant<enumtype::kReLU, enumtype::kGELU, std::function<Tensor(const Tensor&)>>;
+  using activation_t = TransformerActivation;
   TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}  // NOLINT
   TransformerEncoderLayerOptions& d_model(int64_t v) { d_model_ = v; return *this; }
   TransformerEncoderLayerOptions& nhead(int64_t v) { nhead_ = v; return *this; }
@@ -115,13 +118,5 @@ class TransformerEncoderImpl : public Cloneable<TransformerEncoderImpl> {
 };
 
 using TransformerEncoder = ModuleHolder<TransformerEncoderImpl>;
-
-// libtorch spells the causal mask as a static of TransformerImpl; the encoder-decoder Transformer
-// itself is not in cohort, so this class holds only that helper.
-class TransformerImpl {
- public:
-  TransformerImpl() = delete;
-  static Tensor generate_square_subsequent_mask(int64_t sz) { return nn::generate_square_subsequent_mask(sz); }
-};
 
 }  // namespace cohort::nn
