@@ -76,16 +76,21 @@ std::string printable(const std::string& text) {
 
 }  // namespace
 
-void write_png(const std::string& path, const Tensor& image) {
+std::string encode_png(const Tensor& image) {
   const Tensor hwc = to_png_layout(image);
   const int64_t h = hwc.size(0), w = hwc.size(1), c = hwc.size(2);
   COHORT_CHECK(h >= 1 && w >= 1, "write_png: the image is empty, got ", image.sizes());
   COHORT_CHECK(h <= (1 << 24) && w * c <= (1 << 30), "write_png: the image is too large for PNG, got ", image.sizes());
-  // Encode first, so that a failure to encode leaves nothing on disk.
   std::vector<unsigned char> bytes;
   const int ok = stbi_write_png_to_func(append_bytes, &bytes, static_cast<int>(w), static_cast<int>(h),
                                         static_cast<int>(c), hwc.data_ptr<uint8_t>(), static_cast<int>(w * c));
-  COHORT_CHECK(ok != 0, "write_png: stb_image_write failed to encode a ", image.sizes(), " image for '", path, "'");
+  COHORT_CHECK(ok != 0, "write_png: stb_image_write failed to encode a ", image.sizes(), " image");
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void write_png(const std::string& path, const Tensor& image) {
+  // Encode first, so that a failure to encode leaves nothing on disk.
+  const std::string bytes = encode_png(image);
   detail::AtomicWriter out(path, "write_png");
   out.write(bytes.data(), bytes.size());
   out.commit();

@@ -146,7 +146,7 @@ TEST_F(OnnxCoverage, EveryTracedOpOfTheOpTableIsExportedOrRefusedByName) {
             << "; traced ops refused by name: " << refusals.size() << "\n";
   EXPECT_GT(manifest.size(), 20u);
 
-  const auto& [python, unavailable] = onnxruntime_python();
+  const auto& [python, unavailable] = test_peers_python();
   if (python.empty()) GTEST_SKIP() << "the exported rows are not run: no onnxruntime: " << unavailable;
   std::ofstream(path("manifest.json")) << manifest.dump(1);
   const Finished check = run_process({python, std::string(COHORT_FIXTURES_DIR) + "/check_onnxruntime_batch.py",

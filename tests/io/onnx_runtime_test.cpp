@@ -1,5 +1,5 @@
 // Every zoo model's exported file run by onnxruntime (from PyPI, in the venv of
-// scripts/onnxruntime_venv.sh) on inputs cohort's forward also runs: outputs within 1e-4 and the same
+// scripts/test_peers_venv.sh) on inputs cohort's forward also runs: outputs within 1e-4 and the same
 // argmax. One test per model name, so that a failure names the model; skipped, with the reason,
 // where onnxruntime cannot be installed.
 #include <gtest/gtest.h>

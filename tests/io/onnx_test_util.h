@@ -1,5 +1,5 @@
 // What the ONNX tests share: random batch-norm statistics (so that each term of the exported batch norm
-// shows), and a run of an exported file in onnxruntime, from the venv that scripts/onnxruntime_venv.sh
+// shows), and a run of an exported file in onnxruntime, from the venv that scripts/test_peers_venv.sh
 // finds or makes, against cohort's outputs (tests/fixtures/check_onnxruntime.py).
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "cohort/nn/module.h"
 #include "cohort/ops/creation.h"
 #include "support/subprocess.h"
+#include "support/test_peers.h"
 
 namespace cohort::testing {
 
@@ -37,25 +38,6 @@ inline void randomize_batch_norms(nn::Module& m) {
   }
 }
 
-// The python of the onnxruntime venv, or (first empty) why there is none. Asked once per process:
-// the script installs on the first call (PyPI), later calls only find it.
-inline const std::pair<std::string, std::string>& onnxruntime_python() {
-  static const std::pair<std::string, std::string> found = [] {
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                      ("cohort_onnxruntime_venv_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string script = std::string(COHORT_FIXTURES_DIR) + "/../../scripts/onnxruntime_venv.sh";
-    const Finished f = run_process({"/bin/bash", script}, dir, "venv", std::chrono::seconds(900));
-    std::filesystem::remove_all(dir);
-    std::string last = f.out;
-    while (!last.empty() && last.back() == '\n') last.pop_back();
-    last = last.substr(last.rfind('\n') + 1);  // npos + 1 == 0: the whole of a one-line output
-    if (f.exit_code == 0 && !last.empty()) return std::make_pair(last, std::string());
-    return std::make_pair(std::string(), "scripts/onnxruntime_venv.sh (exit " + std::to_string(f.exit_code) + "): " + f.err);
-  }();
-  return found;
-}
-
 // A named tensor fed to or expected from a graph besides "input" and the first output (a recurrent
 // layer's initial and final states).
 struct NamedTensor {
@@ -70,7 +52,7 @@ inline void check_in_onnxruntime(const std::filesystem::path& dir, const std::fi
                                  const Tensor& x, const Tensor& expected, const std::vector<std::string>& flags = {},
                                  const std::vector<NamedTensor>& feeds = {},
                                  const std::vector<NamedTensor>& outputs = {}) {
-  const auto& [python, unavailable] = onnxruntime_python();
+  const auto& [python, unavailable] = test_peers_python();
   if (python.empty()) GTEST_SKIP() << "no onnxruntime: " << unavailable;
   const std::string stem = model.stem().string();
   io::save_npy(dir / (stem + ".x.npy"), x);
@@ -98,7 +80,7 @@ inline void check_in_onnxruntime_if_available(const std::filesystem::path& dir, 
                                               const std::vector<std::string>& flags = {},
                                               const std::vector<NamedTensor>& feeds = {},
                                               const std::vector<NamedTensor>& outputs = {}) {
-  if (const auto& [python, unavailable] = onnxruntime_python(); python.empty()) {
+  if (const auto& [python, unavailable] = test_peers_python(); python.empty()) {
     std::cout << "not checked in onnxruntime: " << unavailable;
     return;
   }

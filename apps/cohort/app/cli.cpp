@@ -118,6 +118,9 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
       ->capture_default_str();
   cmd.add_option("--keep-checkpoints", c.keep_checkpoints, "How many checkpoints to keep")->capture_default_str();
   cmd.add_option("--log-every", c.log_every, "Steps between loss records in metrics.jsonl")->capture_default_str();
+  cmd.add_option("--tensorboard", c.tensorboard,
+                 "Also write what metrics.jsonl records, and the samples image, as TensorBoard event files into "
+                 "this directory (one file per run; view with tensorboard --logdir DIR)");
   cmd.add_flag("--progress,!--no-progress", c.progress, "Show the progress bar on stderr");
   cmd.add_flag("--log-all-ranks", c.log_all_ranks,
                "Under cohort launch, every process prints its epoch lines (by default rank 0 alone logs)");

@@ -188,7 +188,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"devices", c.devices},
           {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
           {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every},
-          {"init_from", c.init_from}, {"freeze", c.freeze}};
+          {"init_from", c.init_from}, {"freeze", c.freeze}, {"tensorboard", c.tensorboard}};
 }
 
 int64_t integer_at(const nlohmann::json& j, const char* key, const std::string& where) {
@@ -232,6 +232,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.log_every = integer_at(j, "log_every", where);
     c.init_from = j.value("init_from", "");  // absent in checkpoints of older cohorts
     c.freeze = j.value("freeze", "");
+    c.tensorboard = j.value("tensorboard", "");
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + e.what());
   }

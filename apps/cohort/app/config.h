@@ -52,6 +52,7 @@ struct TrainConfig {
   int64_t checkpoint_every = 0;            // steps; 0: at the end of each epoch
   int64_t keep_checkpoints = 3;
   int64_t log_every = 50;                  // steps between "step" records in metrics.jsonl
+  std::string tensorboard;                 // also write TensorBoard event files here ("": not)
   bool progress = true;                    // the progress bar on stderr
   bool log_all_ranks = false;              // several processes: every rank prints, not only rank 0
                                            // (how it runs, not what: not in the JSON form)

@@ -35,6 +35,24 @@ void MetricsLog::write(const nlohmann::json& record) {
   out_ << json_text(record) << "\n";
   out_.flush();
   COHORT_CHECK(out_.good(), "cohort train: writing ", path_.string(), " failed (disk full?)");
+  const std::string kind = record.value("kind", "");
+  if (!tensorboard_ || (kind != "step" && kind != "epoch")) return;
+  // Every number but the counters, as "<kind>/<name>" at the record's step.
+  const int64_t step = record.value("step", int64_t{0});
+  for (const auto& [name, value] : record.items())
+    if (value.is_number() && name != "step" && name != "epoch")
+      tensorboard_->add_scalar(kind + "/" + name, value.get<double>(), step);
+  if (kind == "epoch") tensorboard_->flush();
+}
+
+void MetricsLog::mirror_to_tensorboard(const std::filesystem::path& dir) {
+  tensorboard_ = std::make_unique<io::SummaryWriter>(dir);
+}
+
+void MetricsLog::image(const std::string& tag, const Tensor& image, int64_t step) {
+  if (!tensorboard_) return;
+  tensorboard_->add_image(tag, image, step);
+  tensorboard_->flush();
 }
 
 }  // namespace cohort::app

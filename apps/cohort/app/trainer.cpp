@@ -78,6 +78,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
+#include "cohort/io/image.h"
 #include "cohort/nn/functional/loss.h"
 #include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
@@ -314,7 +315,10 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
 
 // What a finished run leaves beside its report: samples.png (for images) and eval.json.
 void write_final_outputs(TrainingRun& run, const EvalResult& test) {
-  if (run.data.spec.kind == DataKind::kImages) write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
+  if (run.data.spec.kind == DataKind::kImages) {
+    write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
+    if (run.metrics) run.metrics->image("samples", io::read_png((run.out / "samples.png").string()), run.progress.step);
+  }
   write_eval_json(run.out / "eval.json", test, run.data.spec.classes);
 }
 

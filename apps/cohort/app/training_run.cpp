@@ -220,6 +220,7 @@ void open_metrics(TrainingRun& run) {
   if (!run.ranks.leader()) return;
   const bool resumed = !run.config.resume.empty();
   run.metrics.emplace(run.out, resumed ? run.progress.step : -1);
+  if (!run.config.tensorboard.empty()) run.metrics->mirror_to_tensorboard(run.config.tensorboard);
   if (resumed) return;
   nlohmann::json head = to_json(run.config);
   head["kind"] = "config";

@@ -22,6 +22,8 @@ namespace cohort::io {
 // float64 [C, H, W] with C = 1, 3 or 4 and values in [0, 1], clamped, converted as
 // to_uint8_hwc does (round(255 v); NaN becomes 0). Any strides. H, W >= 1.
 void write_png(const std::string& path, const Tensor& image);
+// The PNG file's bytes for the same images, in memory.
+std::string encode_png(const Tensor& image);
 
 // Reads an 8- or 16-bit PNG (16-bit is reduced to 8) into a contiguous uint8 [H, W, C] tensor, C
 // being the file's channel count (1, 2, 3 or 4). Throws a cohort::Error "read_png: <path>: ..." for a
