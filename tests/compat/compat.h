@@ -3,6 +3,9 @@
 // compiles it twice, and the only difference is the switch below. Do not adapt a program to cohort:
 // when libtorch's spelling does not compile against cohort, cohort is what needs fixing.
 //
+// Every program includes compat.h first: run.sh precompiles it against libtorch, and a precompiled
+// header is only used when nothing comes before it.
+//
 // Inputs are deterministic (no random streams, which differ between the libraries); expected values
 // are computed by hand or by a second computation of the same quantity.
 #pragma once

@@ -2,12 +2,12 @@
 // Normalize and Stack, a user's Stack specialisation and Collation, make_data_loader with sequential,
 // random and distributed samplers, workers and drop_last (compat.h has the rules). Random orders
 // differ between the libraries, so those checks are on sets and counts, never on order.
+#include "compat.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
-
-#include "compat.h"
 
 using namespace compat;
 

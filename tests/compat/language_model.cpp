@@ -5,12 +5,11 @@
 // saved and loaded; then a causal TransformerEncoder and packed sequences of uneven lengths
 // (compat.h has the rules). The random streams differ between the libraries, so training is checked
 // by its outcome: a text that repeats a short phrase is learned nearly perfectly.
-#include <unistd.h>
+#include "compat.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <string>
-
-#include "compat.h"
 
 using namespace compat;
 

@@ -5,13 +5,12 @@
 // IDX files, so the program gunzips the four files into a scratch directory first. The random streams
 // differ between the libraries, so the checks are on the trend: the loss falls and the test accuracy
 // ends far above chance.
+#include "compat.h"
+
 #include <stdlib.h>
 #include <unistd.h>
-
 #include <cstdio>
 #include <string>
-
-#include "compat.h"
 
 using namespace compat;
 

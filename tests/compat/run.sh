@@ -3,13 +3,14 @@
 # (libtorch-dev) and against cohort (-DCOMPAT_COHORT switches the include and the namespace alias),
 # runs both, and fails if either build or run fails. Usage: run.sh <cohort-build-dir>
 # Environment: CXX (default g++), TORCH_PREFIX (default /usr; headers in include/, libraries in
-# lib/<multiarch>/ or lib/).
+# lib/<multiarch>/ or lib/), COMPAT_STD (default c++17, libtorch 1.13's; libtorch 2.x needs c++20).
 set -euo pipefail
 
 build=$(cd "${1:?usage: run.sh <cohort-build-dir>}" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cxx=${CXX:-g++}
+std=${COMPAT_STD:-c++17}
 torch_prefix=${TORCH_PREFIX:-/usr}
 
 # ---- libtorch: headers, libraries, and the libstdc++ ABI it was built with ----------------------
@@ -51,7 +52,19 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cohort-compat.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# -O0: the programs are small; libtorch's headers dominate the compile time.
+# -O0: the programs are small; libtorch's headers dominate the compile time, so compat.h (which includes
+# them) is precompiled once for the libtorch builds, and each program is compiled from a copy beside it
+# (a quoted include resolves next to the source first, where the .gch then is).
+torch_flags=(-std=$std -O0 -D_GLIBCXX_USE_CXX11_ABI=$abi -I"$torch_inc" -I"$torch_api_inc")
+mkdir "$tmp/libtorch-src"
+cp "$here"/compat.h "$here"/*.cpp "$tmp/libtorch-src/"
+pch_start=$SECONDS
+if "$cxx" "${torch_flags[@]}" -x c++-header "$tmp/libtorch-src/compat.h" -o "$tmp/libtorch-src/compat.h.gch"; then
+  echo "ok    precompiled compat.h against libtorch ($((SECONDS - pch_start)) s)"
+else
+  echo "compat: could not precompile compat.h against libtorch; building without it" >&2
+fi
+
 status=0
 step() {  # step <description> <command...>: runs it, reports, and records a failure
   local what=$1; shift
@@ -70,11 +83,11 @@ for src in "$here"/*.cpp; do
   echo "== $name"
   # cohort first: it compiles in seconds, so API gaps show up before the slow libtorch build.
   if step "build against cohort" \
-       "$cxx" -std=c++17 -O0 -DCOMPAT_COHORT -I"$repo/include" "$src" -o "$tmp/$name-cohort" "${cohort_libs[@]}"; then
+       "$cxx" -std=$std -O0 -DCOMPAT_COHORT -I"$repo/include" "$src" -o "$tmp/$name-cohort" "${cohort_libs[@]}"; then
     step "run against cohort" "$tmp/$name-cohort" || true
   fi
   if step "build against libtorch (ABI $abi)" \
-       "$cxx" -std=c++17 -O0 -D_GLIBCXX_USE_CXX11_ABI=$abi -I"$torch_inc" -I"$torch_api_inc" "$src" \
+       "$cxx" "${torch_flags[@]}" -Winvalid-pch "$tmp/libtorch-src/$name.cpp" \
        -o "$tmp/$name-libtorch" -L"$torch_libdir" -Wl,-rpath,"$torch_libdir" \
        -Wl,--no-as-needed -ltorch -ltorch_cpu -lc10 -Wl,--as-needed -pthread; then
     step "run against libtorch" "$tmp/$name-libtorch" || true

@@ -2,10 +2,10 @@
 // Sequential and a shared_ptr), optimizers, a tensor and a vector of tensors are saved to files and to
 // streams, then loaded into fresh objects that must equal the originals (compat.h has the rules).
 // Each library reads its own files: libtorch writes TorchScript archives, cohort PyTorch's format.
+#include "compat.h"
+
 #include <cstdio>
 #include <sstream>
-
-#include "compat.h"
 
 using namespace compat;
 
