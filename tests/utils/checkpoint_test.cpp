@@ -243,6 +243,19 @@ TEST_F(Checkpoint, SeveralOutputsSomeUnused) {
   }
 }
 
+// A checkpoint inside a checkpointed function: the outer recompute records the inner one's node,
+// whose backward runs within the outer's.
+TEST_F(Checkpoint, Nested) {
+  manual_seed(8);
+  nn::Sequential seq = mlp_with_dropout();
+  Tensor x = randn({5, 8}).requires_grad_();
+  Pass want = run(*seq, x, [&](const Tensor& in) { return seq->forward(in); });
+  Pass got = run(*seq, x, [&](const Tensor& in) {
+    return utils::checkpoint([&](const Tensor& t) { return utils::checkpoint_sequential(seq, 2, t); }, in);
+  });
+  expect_same(got, want, "nested checkpoints");
+}
+
 TEST_F(Checkpoint, Errors) {
   nn::Linear fc(3, 3);
   Tensor x = randn({2, 3}).requires_grad_();
