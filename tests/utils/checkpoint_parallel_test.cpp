@@ -1,4 +1,4 @@
-// utils::checkpoint_sequential inside a DataParallel replica: forward_backward differentiates each
+// utils::checkpoint_sequential inside a DataParallel replica, and under DistributedDataParallel: forward_backward differentiates each
 // replica down to its own parameters, on the replica's thread; the checkpoint's recompute must draw
 // the replica's dropout masks again and hand the parameters' gradients to that pass.
 #include <gtest/gtest.h>
@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include <cohort/cohort.h>
+#include <cohort/distributed/ddp.h>
 #include <cohort/parallel/data_parallel.h>
 
 #include "support/devices.h"
@@ -73,6 +74,28 @@ TEST_F(CheckpointDataParallel, GivesTheUncheckedGradients) {
               << devices << " devices, forward_backward " << one_job << ", checkpoint(module) "
               << (mode == Mode::kModule) << ": tensor " << i << " (0 loss, 1 logits, then the parameters' gradients)";
       }
+}
+
+// DistributedDataParallel's reducer marks each parameter ready from its post-accumulate hook and
+// finishes when the backward pass ends: with a checkpoint, each hook runs once, in that pass (a second
+// call would be the error "got its gradient twice"), for two iterations running.
+TEST_F(CheckpointDataParallel, DistributedDataParallelHooksRunOncePerParameter) {
+  auto group = std::make_shared<distributed::LocalProcessGroup>();
+  manual_seed(6);
+  auto net = std::make_shared<Net>(Mode::kSequential);
+  auto plain = std::make_shared<Net>(Mode::kNone);
+  plain->load_state_dict(net->state_dict());
+  distributed::DistributedDataParallel<Net> ddp(net, group,
+                                                distributed::DistributedDataParallelOptions().bucket_cap_mb(1e-6));
+  for (int step = 0; step < 2; ++step) {
+    Tensor x = randn({4, 6});
+    manual_seed(7 + step);
+    ddp(x).square().sum().backward();
+    manual_seed(7 + step);
+    plain->forward(x).square().sum().backward();
+    for (const auto& p : net->named_parameters())
+      EXPECT_TRUE(equal(p.value().grad(), plain->named_parameters()[p.key()].grad())) << p.key() << ", step " << step;
+  }
 }
 
 }  // namespace
