@@ -74,6 +74,7 @@
 // autograd: the backward engine, grad mode, graph nodes, recording an op's backward
 #include "cohort/autograd/engine.h"
 #include "cohort/autograd/function.h"
+#include "cohort/autograd/graph.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/autograd/node.h"
 #include "cohort/autograd/record.h"
@@ -116,6 +117,9 @@
 #include "cohort/nn/vision.h"
 #include "cohort/nn/utils.h"
 #include "cohort/nn/utils/rnn.h"
+
+// utils: activation checkpointing (torch.utils.checkpoint)
+#include "cohort/utils/checkpoint.h"
 
 // optim: optimizers, learning-rate schedulers, gradient accumulation
 #include "cohort/optim/accumulate.h"

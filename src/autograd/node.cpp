@@ -4,11 +4,15 @@
 #include <atomic>
 #include <ostream>
 
+#include "cohort/autograd/graph.h"
+
 namespace cohort::autograd {
 
 namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 }
+
+uint64_t next_sequence_nr() { return g_next_sequence_nr.load(std::memory_order_relaxed); }
 
 Node::Node(std::string name, std::vector<std::shared_ptr<Node>> next_functions, Device device)
     : name_(std::move(name)), next_(std::move(next_functions)), device_(device),

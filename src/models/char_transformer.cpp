@@ -3,6 +3,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/ops/creation.h"
+#include "cohort/utils/checkpoint.h"
 
 namespace cohort::models {
 
@@ -27,10 +28,23 @@ Tensor CharTransformer::forward(const Tensor& x) {
                x.describe());
   const int64_t t = x.size(1);
   Tensor h = embedding(x) + position(arange(t, TensorOptions(kInt64).device(x.device())));
-  h = encoder(h, nn::generate_square_subsequent_mask(t, TensorOptions(h.dtype()).device(x.device())));
+  const Tensor mask = nn::generate_square_subsequent_mask(t, TensorOptions(h.dtype()).device(x.device()));
+  if (checkpoint_activations_ && is_training()) {
+    // encoder(h, mask), one checkpoint per layer.
+    for (size_t i = 0; i < encoder->layers->size(); ++i)
+      h = utils::checkpoint(nn::TransformerEncoderLayer(encoder->layers->ptr<nn::TransformerEncoderLayerImpl>(i)), h,
+                            mask);
+    if (encoder->norm) h = encoder->norm->forward(h);
+  } else {
+    h = encoder(h, mask);
+  }
   return fc(norm(h).reshape({-1, kWidth}));
 }
 
-std::shared_ptr<Model> CharTransformer::create_fresh() const { return std::make_shared<CharTransformer>(options()); }
+std::shared_ptr<Model> CharTransformer::create_fresh() const {
+  auto fresh = std::make_shared<CharTransformer>(options());
+  fresh->set_checkpoint_activations(checkpoint_activations_);
+  return fresh;
+}
 
 }  // namespace cohort::models

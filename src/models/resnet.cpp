@@ -5,6 +5,7 @@
 
 #include "cohort/core/error.h"
 #include "cohort/nn/init.h"
+#include "cohort/utils/checkpoint.h"
 
 namespace cohort::models {
 
@@ -125,10 +126,18 @@ Tensor ResNet::forward(const Tensor& input) {
   check_input(input, /*exact_size=*/false);
   Tensor x = relu(bn1(conv1(input)));
   if (maxpool) x = maxpool(x);
-  x = layer4(layer3(layer2(layer1(x))));
+  if (checkpoint_activations_ && is_training()) {
+    for (const nn::Sequential& stage : {layer1, layer2, layer3, layer4}) x = utils::checkpoint(stage, x);
+  } else {
+    x = layer4(layer3(layer2(layer1(x))));
+  }
   return fc(avgpool(x).flatten(1));
 }
 
-std::shared_ptr<Model> ResNet::create_fresh() const { return std::make_shared<ResNet>(options(), blocks_, block_, stem_); }
+std::shared_ptr<Model> ResNet::create_fresh() const {
+  auto fresh = std::make_shared<ResNet>(options(), blocks_, block_, stem_);
+  fresh->set_checkpoint_activations(checkpoint_activations_);
+  return fresh;
+}
 
 }  // namespace cohort::models

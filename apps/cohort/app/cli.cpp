@@ -87,6 +87,9 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
                  "convolutions in the narrow type, losses in float32, weights and optimizer state float32; f16 "
                  "adds dynamic loss scaling)")
       ->capture_default_str();
+  cmd.add_flag("--checkpoint-activations", c.checkpoint_activations,
+               "Recompute activations in backward instead of keeping them (less memory, about one more forward "
+               "pass of compute): ResNets by stage, char-transformer by layer");
   cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")
       ->capture_default_str()
       ->check(kUnsigned);

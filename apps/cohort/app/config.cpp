@@ -13,6 +13,8 @@
 #include "cohort/io/file.h"
 #include "cohort/models/model.h"
 
+#include "app/activation_checkpointing.h"
+
 namespace cohort::app {
 
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic", "folder", "csv", "text"};
@@ -108,6 +110,10 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   check_one_of(s, "--optimizer", optimizer, kOptimizers);
   check_one_of(s, "--scheduler", scheduler, kSchedulers);
   check_one_of(s, "--precision", precision, kPrecisions);
+  if (checkpoint_activations)
+    s.check(std::ranges::count(models_with_checkpoint_activations(), model) > 0, "--checkpoint-activations",
+            "is not supported by model ", model, "; the models that support it: ",
+            join_names(models_with_checkpoint_activations()));
   s.check(epochs >= 1, "--epochs", "must be at least 1, got ", epochs);
   s.check(batch_size >= 1, "--batch-size", "must be at least 1, got ", batch_size);
   // NaN fails every comparison and an infinity passes "> 0": both are refused by name.
@@ -184,7 +190,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"target", c.target},     {"seq_len", c.seq_len},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
-          {"scheduler", c.scheduler}, {"precision", c.precision}, {"seed", c.seed},           {"workers", c.workers},
+          {"scheduler", c.scheduler}, {"precision", c.precision},
+          {"checkpoint_activations", c.checkpoint_activations}, {"seed", c.seed},           {"workers", c.workers},
           {"devices", c.devices},
           {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
           {"keep_checkpoints", c.keep_checkpoints}, {"log_every", c.log_every},
@@ -219,6 +226,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.weight_decay = j.at("weight_decay");
     c.scheduler = j.at("scheduler");
     c.precision = j.value("precision", "f32");  // absent in checkpoints of older cohorts
+    c.checkpoint_activations = j.value("checkpoint_activations", false);
     c.seed = j.at("seed").is_number_unsigned() ? j.at("seed").get<uint64_t>()
                                                  : static_cast<uint64_t>(integer_at(j, "seed", where));
     const int64_t workers = integer_at(j, "workers", where);

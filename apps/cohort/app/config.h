@@ -39,6 +39,7 @@ struct TrainConfig {
   double weight_decay = 0;
   std::string scheduler = "none";          // none, step, cosine, onecycle
   std::string precision = "f32";           // f32; bf16, f16: forward pass and loss under autocast
+  bool checkpoint_activations = false;     // recompute activations in backward (ResNets, char-transformer)
   uint64_t seed = 0;
   int threads = 0;                         // 0: all cores
   std::string devices = "cpu:0";           // "cpu:0,cpu:1" or a count "2": DataParallel over them

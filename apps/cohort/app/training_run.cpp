@@ -21,6 +21,7 @@
 #include "cohort/models/char_lstm.h"
 #include "cohort/ops/creation.h"
 
+#include "app/activation_checkpointing.h"
 #include "app/fine_tune.h"
 
 namespace cohort::app {
@@ -295,6 +296,7 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
   manual_seed(config.seed);  // before anything random is drawn: the weights, the synthetic data
   DataSetup data = load_data(config);
   std::shared_ptr<models::Model> model = create_model(config.model, data.spec);
+  if (config.checkpoint_activations) enable_checkpoint_activations(*model);
   // A resumed run's checkpoint holds its weights; --init-from seeds only a new run.
   std::vector<std::string> not_loaded;
   std::ostringstream quiet;  // the other ranks load the same weights without a word

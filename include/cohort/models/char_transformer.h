@@ -25,10 +25,18 @@ class CharTransformer : public Model {
   Tensor forward(const Tensor& x) override;
   std::shared_ptr<Model> create_fresh() const override;
 
+  // Activation checkpointing by layer: in training, each encoder layer runs under utils::checkpoint.
+  // Off by default; create_fresh and clones keep it.
+  void set_checkpoint_activations(bool on) { checkpoint_activations_ = on; }
+  bool checkpoint_activations() const { return checkpoint_activations_; }
+
   nn::Embedding embedding{nullptr}, position{nullptr};
   nn::TransformerEncoder encoder{nullptr};
   nn::LayerNorm norm{nullptr};
   nn::Linear fc{nullptr};
+
+ private:
+  bool checkpoint_activations_ = false;
 };
 
 }  // namespace cohort::models

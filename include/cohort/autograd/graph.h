@@ -1,0 +1,30 @@
+// Reading a backward graph's boundary, for code that re-runs a piece of forward and must know what
+// the piece's graph reaches outside itself (utils::checkpoint finds the parameters a function used).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cohort/autograd/node.h"
+#include "cohort/core/tensor.h"
+
+namespace cohort::autograd {
+
+// The sequence number the next node made will have (Node::sequence_nr): nodes made after this call
+// have this number or more.
+uint64_t next_sequence_nr();
+
+struct GraphBoundary {
+  // The leaves that require grad whose gradient accumulator the graph reaches (or that are outputs
+  // themselves), each once, in the order first reached.
+  std::vector<Tensor> leaves;
+  // The nodes made before `since` that the graph reaches, each once: history from outside the
+  // piece (a non-leaf tensor it used), not walked further.
+  std::vector<std::shared_ptr<Node>> older_nodes;
+};
+
+// Walks the graph of `outputs` back from their grad_fn. Touches no data and runs nothing.
+GraphBoundary graph_boundary(const std::vector<Tensor>& outputs, uint64_t since);
+
+}  // namespace cohort::autograd
