@@ -8,9 +8,9 @@
 #include <ostream>
 
 #include "cohort/autograd/trace.h"
-#include "cohort/autograd/function.h"
 #include "cohort/nn/functional/activation.h"
 #include "cohort/nn/init.h"
+#include "cohort/ops/attention.h"
 #include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/linalg.h"
@@ -34,43 +34,6 @@ Tensor additive(const Tensor& mask, const Tensor& like, const char* what) {
                " like the query, got ", mask.dtype());
   return mask;
 }
-
-// Note [Packed input projection]
-// The query, key and value projections multiply by the three row blocks of in_proj_weight [3E, E].
-// As three linears on chunk()s of the parameter, each chunk's backward made a zero gradient of the
-// whole [3E, E] parameter and copied its block in, and the engine added the three (in_proj_bias
-// too): 1.2% of W6's transformer step on one core went to those fills, copies and adds. As one
-// function with three outputs, the backward builds each parameter's gradient with one cat of the
-// three blocks. The products are the same ones (three row blocks, not one [3E, E] product: that one
-// is no faster, and its output would need splitting into heads by copies). Inputs are [rows, E].
-struct InProjection : autograd::Function<InProjection> {
-  static autograd::variable_list forward(autograd::AutogradContext* ctx, const Tensor& xq, const Tensor& xk,
-                                         const Tensor& xv, const Tensor& w, const Tensor& b) {
-    ctx->save_for_backward({xq, xk, xv, w});
-    ctx->saved_data["bias"] = b.defined();
-    const std::vector<Tensor> ws = chunk(w, 3, 0), bs = b.defined() ? chunk(b, 3, 0) : std::vector<Tensor>(3);
-    return {functional::linear(xq, ws[0], bs[0]), functional::linear(xk, ws[1], bs[1]),
-            functional::linear(xv, ws[2], bs[2])};
-  }
-
-  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
-    const autograd::variable_list saved = ctx->get_saved_variables();
-    const std::vector<Tensor> ws = chunk(saved[3], 3, 0);
-    autograd::variable_list grads(5);
-    for (size_t i = 0; i < 3; ++i)
-      if (ctx->needs_input_grad(i)) grads[i] = mm(g[i], ws[i]);
-    // Each block of the weight's gradient is g^T x, computed as a product of row-major operands
-    // (Note [Gradient layout of a transposed operand] in src/ops/linalg.cpp).
-    if (ctx->needs_input_grad(3))
-      grads[3] = cat({mm(g[0].t(), saved[0]), mm(g[1].t(), saved[1]), mm(g[2].t(), saved[2])}, 0);
-    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(4)) {
-      // Column sums as a row of ones times g (a GEMV; see addend_grad in src/ops/linalg.cpp).
-      auto column_sums = [](const Tensor& t) { return mm(ones({1, t.size(0)}, t.options()), t); };
-      grads[4] = cat({column_sums(g[0]), column_sums(g[1]), column_sums(g[2])}, 1).view({-1});
-    }
-    return grads;
-  }
-};
 
 }  // namespace
 
@@ -168,9 +131,9 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, 
   const DType dtype = in_proj_weight.defined() ? in_proj_weight.dtype() : q.dtype();
   const bool packed = _qkv_same_embed_dim && !autocast::is_cpu_enabled() && q.dtype() == dtype &&
                       k.dtype() == dtype && v.dtype() == dtype && (!bq.defined() || in_proj_bias.dtype() == dtype);
-  if (packed) {  // Note [Packed input projection]
-    auto p = InProjection::apply(q.reshape({L * N, E}), k.reshape({S * N, E}), v.reshape({S * N, E}), in_proj_weight,
-                                 in_proj_bias);
+  if (packed) {  // one node for the three (Note [Packed input projection] in src/ops/attention.cpp)
+    auto p = in_projection_packed(q.reshape({L * N, E}), k.reshape({S * N, E}), v.reshape({S * N, E}),
+                                  in_proj_weight, in_proj_bias);
     pq = p[0], pk = p[1], pv = p[2];
   } else {
     pq = functional::linear(q, wq, bq), pk = functional::linear(k, wk, bk), pv = functional::linear(v, wv, bv);

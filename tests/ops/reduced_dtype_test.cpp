@@ -242,6 +242,14 @@ TEST(ReducedOps, ActivationsLinearAndLosses) {
 // bounds, and at a 64th of them most rows fail, so the check is live.
 double narrow_tol(DType t) { return t == kBFloat16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
 
+// The recurrent layers (lstm, gru, rnn_tanh, rnn_relu over whole sequences) chain a handful of narrow
+// ops per step over every step and two layers, each result rounded, as PyTorch's composed CPU layers
+// do: their error grows along the chain, and 8 times the bound holds for the table's rows.
+double row_tol(const OpRow& row, DType t) {
+  const bool chained = row.name.find("_padded_") != std::string::npos || row.name.find("_packed_") != std::string::npos;
+  return (chained ? 8 : 1) * narrow_tol(t);
+}
+
 struct NarrowRun {
   bool supported = false;
   std::string failure;  // empty: passed (supported and close, or refused properly)
@@ -300,7 +308,7 @@ NarrowRun run_narrow(const OpRow& row, DType t) {
       double scale = 0;
       for (int64_t e = 0; e < w.numel(); ++e)
         if (std::isfinite(wp[e])) scale = std::max(scale, std::abs(wp[e]));
-      const double tol = narrow_tol(t);
+      const double tol = row_tol(row, t);
       for (int64_t e = 0; e < w.numel(); ++e) {
         const double gv = gp[e], wv = wp[e];
         const bool ok = std::isnan(wv) ? std::isnan(gv)
