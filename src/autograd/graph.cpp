@@ -40,4 +40,6 @@ GraphBoundary graph_boundary(const std::vector<Tensor>& outputs, uint64_t since)
   return boundary;
 }
 
+std::vector<Tensor> graph_leaves(const Tensor& output) { return graph_boundary({output}, 0).leaves; }
+
 }  // namespace cohort::autograd

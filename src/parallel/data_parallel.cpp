@@ -12,10 +12,9 @@
 #include <iostream>
 #include <unordered_set>
 
-#include "autograd/function_node.h"
-#include "autograd/meta.h"
 #include "batch_norm_sync.h"
 #include "cohort/autograd/engine.h"
+#include "cohort/autograd/graph.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
@@ -33,23 +32,16 @@ constexpr const char* kStepOp = "DataParallel::forward_backward";
 // closure captured, or a module member that is not registered) would have that tensor's gradient
 // silently dropped, or accumulated by two threads at once; so it is an error naming the tensor.
 void check_graph_stays_in_replica(const Tensor& loss, const std::vector<Tensor>& leaves) {
-  std::unordered_set<const autograd::Node*> own, seen;
-  for (const Tensor& t : leaves) own.insert(autograd::gradient_edge(t).get());
-  std::vector<const autograd::Node*> stack{loss.grad_fn().get()};
-  seen.insert(stack.back());
-  while (!stack.empty()) {
-    const autograd::Node* n = stack.back();
-    stack.pop_back();
-    if (const auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(n); acc && !own.count(n))
+  std::unordered_set<const TensorImpl*> own;
+  for (const Tensor& t : leaves) own.insert(t.unsafe_impl());
+  for (const Tensor& leaf : autograd::graph_leaves(loss))
+    if (!own.count(leaf.unsafe_impl()))
       throw Error(::cohort::detail::str(
-          kStepOp, ": the loss depends on a tensor of shape ", acc->variable()->sizes(), " on ",
-          acc->variable()->device(), " that requires grad and is not the module's (not a registered parameter or "
+          kStepOp, ": the loss depends on a tensor of shape ", leaf.sizes(), " on ", leaf.device(),
+          " that requires grad and is not the module's (not a registered parameter or "
           "buffer); forward_backward differentiates the module's tensors only, so its gradient would be lost; "
           "hint: register it in the module, pass it to forward_backward as an argument, or call forward() and "
           "backward() the loss"));
-    for (const auto& next : n->next_functions())
-      if (next && seen.insert(next.get()).second) stack.push_back(next.get());
-  }
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 // the messages for replicas whose outputs disagree.
 #include "cohort/parallel/gather.h"
 
-#include <algorithm>
-#include <optional>
 #include <sstream>
 
 #include "cohort/core/error.h"
@@ -12,12 +10,11 @@
 
 namespace cohort::parallel::detail {
 
-namespace {
-
-// "replica 2 (cpu:2)": which replica, and where its tensor lives.
 std::string replica_name(size_t r, const Tensor& t) {
   return "replica " + std::to_string(r) + (t.defined() ? " (" + t.device().str() + ")" : "");
 }
+
+namespace {
 
 std::string list_keys(const std::vector<std::string>& keys) {
   std::ostringstream os;
@@ -45,39 +42,6 @@ Tensor reduce_scalars(const std::vector<Tensor>& moved, const std::string& path,
   return (stack(moved) * w).sum();
 }
 
-// Note [Padded outputs on gather] (gather.h): pads the outputs of pad_packed_sequence along their
-// time dim `d` to the longest replica's, or throws naming the fix.
-std::vector<Tensor> pad_time_dim(const std::vector<Tensor>& parts, std::vector<Tensor> moved, int64_t d,
-                                 const std::string& path, const GatherOptions& o, size_t differing_replica) {
-  const auto& records = o.padded_outputs();
-  std::optional<double> value;
-  bool recorded = records.size() == parts.size();
-  for (size_t r = 0; r < parts.size() && recorded; ++r) {
-    auto it = std::find_if(records[r].begin(), records[r].end(), [&](const nn::utils::rnn::detail::PadRecord& rec) {
-      return rec.padded.is_same(parts[r]) && rec.time_dim == d;
-    });
-    recorded = it != records[r].end() && (!value || *value == it->padding_value);
-    if (recorded) value = it->padding_value;
-  }
-  const Tensor& first = parts[0];
-  const Tensor& other = parts[differing_replica];
-  COHORT_CHECK(recorded, "parallel::gather: ", replica_name(differing_replica, other), "'s ", path, " has shape ",
-               other.sizes(), " but replica 0's has ", first.sizes(), "; the replicas' outputs may differ only along "
-               "dim ", o.dim(), ", or along the time dim of a tensor pad_packed_sequence returned unchanged in each "
-               "replica; hint: if dim ", d, " is a sequence length that each replica padded to its own longest "
-               "sequence, pass total_length (the whole batch's length, e.g. the padded input's size) to "
-               "pad_packed_sequence, or return its output unchanged so gather pads it");
-  int64_t target = 0;
-  for (const Tensor& t : moved) target = std::max(target, t.size(d));
-  for (Tensor& t : moved) {
-    if (t.size(d) == target) continue;
-    Shape pad = t.sizes().vec();
-    pad[static_cast<size_t>(d)] = target - t.size(d);
-    t = cat({t, full(pad, *value, t.options())}, d);
-  }
-  return moved;
-}
-
 }  // namespace
 
 std::vector<double> sample_weights(const std::vector<int64_t>& chunk_sizes) {
@@ -89,26 +53,6 @@ std::vector<double> sample_weights(const std::vector<int64_t>& chunk_sizes) {
   return weights;
 }
 
-nn::utils::rnn::PackedSequence gather_packed(const std::vector<nn::utils::rnn::PackedSequence>& parts,
-                                             const std::string& path, Device device, const GatherOptions& o) {
-  std::vector<int64_t> lengths;
-  auto trailing = [](const nn::utils::rnn::PackedSequence& p) {
-    Shape s = p.data().sizes().vec();
-    return Shape(s.begin() + 1, s.end());
-  };
-  for (size_t r = 0; r < parts.size(); ++r) {
-    COHORT_CHECK(parts[r].defined(), "parallel::gather: replica ", r, "'s ", path, " is an empty PackedSequence");
-    COHORT_CHECK(parts[r].data().dtype() == parts[0].data().dtype() &&
-                     trailing(parts[r]) == trailing(parts[0]),
-                 "parallel::gather: replica ", r, "'s ", path, " is a PackedSequence of ", parts[r].data().dtype(),
-                 " data ", parts[r].data().sizes(), " but replica 0's has ", parts[0].data().dtype(), " data ",
-                 parts[0].data().sizes(), "; they may differ only in their first (steps) dim");
-    for (int64_t len : parts[r].lengths()) lengths.push_back(len);
-  }
-  const bool same = lengths == o.sequence_lengths();
-  return nn::utils::rnn::detail::join_sequences(parts, device, same ? o.sequence_order() : std::vector<int64_t>{});
-}
-
 void check_outputs(size_t replicas, Device output_device, const GatherOptions& options) {
   COHORT_CHECK(replicas > 0, "parallel::gather: there are no outputs to gather (an empty list of replica outputs)");
   check_device(output_device, "parallel::gather");
@@ -117,8 +61,8 @@ void check_outputs(size_t replicas, Device output_device, const GatherOptions& o
                " replicas; hint: pass one output per replica, in the plan's order");
 }
 
-Tensor gather_tensors(const std::vector<Tensor>& parts, const std::string& path, Device device,
-                      const GatherOptions& o) {
+Tensor ArgRules<Tensor>::gather(const std::vector<Tensor>& parts, const std::string& path, Device device,
+                               const GatherOptions& o) {
   const Tensor& first = parts[0];
   for (size_t r = 1; r < parts.size(); ++r) {
     const Tensor& t = parts[r];
@@ -149,7 +93,7 @@ Tensor gather_tensors(const std::vector<Tensor>& parts, const std::string& path,
   COHORT_CHECK(differing.size() <= 1, "parallel::gather: ", replica_name(differing_replica, parts[differing_replica]),
                "'s ", path, " has shape ", parts[differing_replica].sizes(), " but replica 0's has ", first.sizes(),
                "; the replicas' outputs may differ only along dim ", dim);
-  if (!differing.empty()) moved = pad_time_dim(parts, moved, differing[0], path, o, differing_replica);
+  if (!differing.empty()) moved = pad_unpacked_outputs(parts, moved, differing[0], path, o, differing_replica);
   return moved.size() == 1 ? moved[0] : cat(moved, dim);
 }
 

@@ -32,22 +32,12 @@ std::vector<Device> all_devices() {
 
 namespace detail {
 
-Leaf tensor_leaf(const Tensor& x, std::string path, bool broadcast) {
-  if (!x.defined()) return {Kind::kUndefined, std::move(path), {}, 0, {}, {}};
-  return {broadcast ? Kind::kBroadcast : Kind::kSplit, std::move(path), x.sizes().vec(), 0, {}, {}, x.requires_grad()};
-}
-
-Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path) {
-  COHORT_CHECK(x.defined(), "parallel::plan: ", path, " is an empty PackedSequence; hint: make it with "
-               "nn::utils::rnn::pack_padded_sequence or pack_sequence");
-  Leaf leaf{Kind::kPacked, std::move(path), x.data().sizes().vec(), x.batch(), {}, {}};
-  leaf.lengths = x.lengths();
-  leaf.requires_grad = x.data().requires_grad();
-  if (x.sorted_indices().defined()) {
-    Tensor order = x.sorted_indices().to(Device(kCPU, 0)).to(kInt64).contiguous();
-    leaf.order.assign(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel());
+void ArgRules<Tensor>::collect(const Tensor& x, const std::string& path, bool broadcast, std::vector<Leaf>& out) {
+  if (!x.defined()) {
+    out.push_back({Kind::kUndefined, path, {}, 0, {}, {}});
+    return;
   }
-  return leaf;
+  out.push_back({broadcast ? Kind::kBroadcast : Kind::kSplit, path, x.sizes().vec(), 0, {}, {}, x.requires_grad()});
 }
 
 namespace {
@@ -85,23 +75,7 @@ std::vector<int64_t> chunk_sizes(int64_t n, size_t device_count, const ScatterOp
   const auto k = static_cast<int64_t>(device_count);
   std::vector<int64_t> sizes(device_count, 0);
   if (options.rule() == kTimesteps) {
-    // Consecutive chunks whose boundaries fall nearest to i/k of the total steps (ties: earlier).
-    std::vector<int64_t> cum{0};
-    for (int64_t len : lengths) cum.push_back(cum.back() + len);
-    int64_t previous = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      int64_t boundary = n;
-      if (i < k - 1) {
-        const double target = static_cast<double>(cum.back()) * static_cast<double>(i + 1) / static_cast<double>(k);
-        boundary = previous;
-        for (int64_t b = previous + 1; b <= n; ++b)
-          if (std::abs(static_cast<double>(cum[static_cast<size_t>(b)]) - target) <
-              std::abs(static_cast<double>(cum[static_cast<size_t>(boundary)]) - target))
-            boundary = b;
-      }
-      sizes[static_cast<size_t>(i)] = boundary - previous;
-      previous = boundary;
-    }
+    sizes = timestep_chunks(n, device_count, lengths);
   } else if (options.rule() == kBalanced) {
     for (int64_t i = 0; i < k; ++i) sizes[i] = n / k + (i < n % k ? 1 : 0);
   } else if (options.rule() == kChunk) {
@@ -138,9 +112,7 @@ int64_t find_batch(const std::vector<Leaf>& leaves, int64_t dim) {
         source = &leaf, batch = leaf.items;
         continue;
       }
-      COHORT_CHECK(leaf.items == batch, "parallel::plan: ", leaf.path, " is a PackedSequence of ", leaf.items,
-                   " sequences, but the batch is ", batch, " (set by ", source->path, "); hint: a PackedSequence "
-                   "holds one sample per sequence, so it needs as many sequences as the batch has samples");
+      check_sequences_join_batch(leaf, batch, *source);
       continue;
     }
     if (leaf.kind != Kind::kSplit) continue;
@@ -214,12 +186,7 @@ Plan make_plan(const std::vector<Device>& devices, const ScatterOptions& options
                                           : "batch 0: running once on " + devices[0].str());
   } else {
     p.batch = batch;
-    const Leaf* packed = nullptr;
-    for (const Leaf& leaf : leaves)
-      if (leaf.kind == Kind::kPacked && !packed) packed = &leaf;
-    COHORT_CHECK(options.rule() != kTimesteps || packed, "parallel::plan: the kTimesteps rule balances the "
-                 "replicas' timesteps by the lengths of a PackedSequence argument, and there is none; hint: pass the "
-                 "batch packed (nn::utils::rnn::pack_padded_sequence), or use the kBalanced rule");
+    const Leaf* packed = sequence_source(leaves, options.rule() == kTimesteps);
     if (packed) {
       p.sequence_lengths = packed->lengths;
       p.sequence_order = packed->order;
@@ -235,20 +202,13 @@ Plan make_plan(const std::vector<Device>& devices, const ScatterOptions& options
     }
     if (p.devices.size() < devices.size()) p.notes.push_back(idle_note(batch, devices.size(), p, options.rule()));
     if (packed && p.replicas() > 1)
-      p.notes.push_back("sequences go whole to one replica each; an output of pad_packed_sequence (padded to its "
-                        "replica's longest sequence) is padded on gather to the whole batch's longest sequence, "
-                        "with its padding value; other outputs whose sizes differ beyond the batch dim are an error");
+      p.notes.push_back(sequences_note());
   }
   for (const Leaf& leaf : leaves) {
     ArgumentPlan a{leaf.path, leaf.kind, leaf.shape, {}, leaf.requires_grad};
     if (leaf.kind == Kind::kPacked) {
-      for (size_t r = 0; r < p.chunk_sizes.size(); ++r) {
-        int64_t steps = 0;
-        for (int64_t i = p.offsets[r]; i < p.offsets[r] + p.chunk_sizes[r]; ++i) steps += leaf.lengths[static_cast<size_t>(i)];
-        Shape s = leaf.shape;
-        s[0] = steps;
-        a.replica_shapes.push_back(s);
-      }
+      for (size_t r = 0; r < p.chunk_sizes.size(); ++r)
+        a.replica_shapes.push_back(packed_replica_shape(leaf, p.offsets[r], p.chunk_sizes[r]));
     } else if (leaf.kind != Kind::kShare) {
       for (int64_t chunk : p.chunk_sizes) a.replica_shapes.push_back(replica_shape(leaf, p.dim, chunk));
     }
@@ -264,11 +224,7 @@ std::string describe(const ArgumentPlan& a, const Plan& p) {
   using cohort::operator<<;  // Shape's, hidden by the operator<< of this namespace
   std::ostringstream os;
   switch (a.kind) {
-    case Kind::kPacked:
-      os << "PackedSequence of " << p.batch << " sequences, data " << a.shape << " ->";
-      for (size_t r = 0; r < a.replica_shapes.size(); ++r)
-        os << (r ? ", " : " ") << p.chunk_sizes[r] << " (" << a.replica_shapes[r][0] << " steps)";
-      return os.str();
+    case Kind::kPacked: return detail::describe_packed(a, p);
     case Kind::kSplit: os << "split " << a.shape << " ->"; break;
     case Kind::kSplitList: os << "Split list of " << a.shape[0] << " items ->"; break;
     case Kind::kBroadcast: return ::cohort::detail::str("broadcast ", a.shape, " to every replica");

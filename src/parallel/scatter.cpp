@@ -11,19 +11,11 @@ namespace cohort::parallel::detail {
 
 Tensor item_to(const Tensor& x, Device device) { return x.defined() ? x.to(device) : x; }
 
-Tensor chunk_for(const Tensor& x, const Plan& plan, size_t replica) {
+Tensor ArgRules<Tensor>::scatter(const Tensor& x, const ReplicaChunk& chunk) {
   if (!x.defined()) return x;
-  const int64_t dim = wrap_dim(plan.dim, x.dim(), "parallel::scatter");
+  const int64_t dim = wrap_dim(chunk.dim, x.dim(), "parallel::scatter");
   // narrow then to(): both record autograd nodes, so the chunk's gradient flows back into x's rows.
-  return x.narrow(dim, plan.offsets[replica], plan.chunk_sizes[replica]).to(plan.devices[replica]);
-}
-
-nn::utils::rnn::PackedSequence packed_chunk_for(const nn::utils::rnn::PackedSequence& x, const Plan& plan,
-                                                size_t replica) {
-  if (plan.chunk_sizes[replica] == x.batch()) return x.to(plan.devices[replica]);
-  std::vector<int64_t> samples(static_cast<size_t>(plan.chunk_sizes[replica]));
-  std::iota(samples.begin(), samples.end(), plan.offsets[replica]);
-  return nn::utils::rnn::detail::select_sequences(x, samples).to(plan.devices[replica]);
+  return x.narrow(dim, chunk.offset, chunk.size).to(chunk.device);
 }
 
 namespace {

@@ -1,5 +1,6 @@
-// Reading a backward graph's boundary, for code that re-runs a piece of forward and must know what
-// the piece's graph reaches outside itself (utils::checkpoint finds the parameters a function used).
+// Questions about a backward graph from outside autograd, without its node classes: the boundary
+// of a piece of forward (utils::checkpoint finds the parameters a function used) and the leaves a
+// backward would accumulate into (DataParallel names a tensor a replica should not reach).
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,10 @@ struct GraphBoundary {
 
 // Walks the graph of `outputs` back from their grad_fn. Touches no data and runs nothing.
 GraphBoundary graph_boundary(const std::vector<Tensor>& outputs, uint64_t since);
+
+// The leaves whose .grad a backward of `output` would accumulate into, each once, in the order a
+// depth-first search from output's grad_fn meets them (a node's last input first): `output` itself
+// when it is such a leaf; empty when it does not require grad. graph_boundary({output}, 0).leaves.
+std::vector<Tensor> graph_leaves(const Tensor& output);
 
 }  // namespace cohort::autograd

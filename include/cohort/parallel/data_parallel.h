@@ -8,9 +8,9 @@
 // A call plans the split (plan.h), scatters the arguments (any number, of any kind scatter takes:
 // tensors, Broadcast, Split, Share, containers), runs one replica per device in use at once
 // (parallel_apply.h), and gathers what the module's forward returns onto the output device
-// (gather.h; 0-d outputs become the sample-weighted mean by default). A PackedSequence argument is
+// (gather.h; 0-d outputs become the sample-weighted mean by default). A packed sequence argument is
 // split by whole sequences; an output of pad_packed_sequence, which each replica pads to its own
-// longest sequence, is padded on gather to the whole batch's (Note [Padded outputs on gather]). Replicas are built on the
+// longest sequence, is padded on gather to the whole batch's (packed_sequence_rules.h). Replicas are built on the
 // first call and kept; before each call only changed values are copied, and each replica parameter
 // is linked to the master's, so backward sums every replica's gradient into the master's .grad
 // (Note [Replica synchronisation], src/parallel/replicate.cpp). Buffers: Note [Replica buffers]
@@ -141,23 +141,13 @@ const Tensor& loss_of(const T& out) {
   }
 }
 
-// A step's results without their graphs: Tensors and the containers gather takes.
-inline Tensor detached(const Tensor& t) { return t.defined() ? t.detach() : t; }
+// A step's results without their graphs: Tensors and the containers gather takes (walk.h).
+struct DetachVisitor {
+  Tensor operator()(const Tensor& t) const { return t.defined() ? t.detach() : t; }
+};
 template <class T>
-std::vector<T> detached(const std::vector<T>& v) {
-  std::vector<T> out;
-  for (const T& x : v) out.push_back(detached(x));
-  return out;
-}
-template <class T>
-std::map<std::string, T> detached(const std::map<std::string, T>& m) {
-  std::map<std::string, T> out;
-  for (const auto& [k, x] : m) out.emplace(k, detached(x));
-  return out;
-}
-template <class... T>
-std::tuple<T...> detached(const std::tuple<T...>& t) {
-  return std::apply([](const auto&... x) { return std::tuple<T...>(detached(x)...); }, t);
+T detached(const T& out) {
+  return map<T>(DetachVisitor{}, out);
 }
 
 }  // namespace detail
@@ -287,7 +277,7 @@ class DataParallel : public Module {
     std::vector<size_t> which = core_.indices(plan);
     std::vector<std::shared_ptr<M>> used;
     for (size_t i : which) used.push_back(replicas_[i]);
-    // What pad_packed_sequence returns in each replica (Note [Padded outputs on gather], gather.h).
+    // What pad_packed_sequence returns in each replica (Note [Padded outputs on gather], packed_sequence_rules.h).
     std::vector<std::vector<nn::utils::rnn::detail::PadRecord>> padded(used.size());
     auto tracked = [&](M& m, const auto&... a) {
       const auto i = static_cast<size_t>(

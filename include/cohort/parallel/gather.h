@@ -14,24 +14,11 @@
 //      kStack / kNone   PyTorch's behaviour: a 1-d tensor of the n values
 //    kMean needs the chunk sizes: pass the Plan, or GatherOptions().chunk_sizes(...).
 //  - An undefined Tensor in every replica stays undefined.
-//  - A nn::utils::rnn::PackedSequence: the replicas' sequences joined in the batch's order (replica
-//    0's first), packed as the plan's PackedSequence argument was when the lengths are the same
-//    (so the result equals one device's), else longest first (stable).
-//  - A tensor whose size differs between replicas in a dim other than the gather dim: see
-//    Note [Padded outputs on gather].
-//
-// Note [Padded outputs on gather]
-// Inside a data-parallel module, pad_packed_sequence pads each replica's output to the longest
-// sequence of *its* samples, so replicas return [T_r, n_r, H] with different T_r, and PyTorch's
-// gather fails unless the user passed total_length. Here a tensor that pad_packed_sequence returned
-// in its replica (recorded by nn::utils::rnn::detail::PadRecorder, which DataParallel installs
-// around each replica's forward) and that differs from the other replicas only in its time dim is
-// padded, with the padding value it was unpacked with, to the longest T_r: exactly what one device
-// returns, since the whole batch's longest sequence is the longest of some replica. Any other
-// difference (a tensor computed from the padded output, say by a Linear, whose padded rows are not
-// the padding value, or a dim that is not the time dim) is an error naming the fix, total_length;
-// never a silent change of shape or values. Without a recorder (gather called on its own) the
-// same outputs need GatherOptions::padded_outputs.
+//  - A nn::utils::rnn::PackedSequence: the replicas' sequences joined in the batch's order, packed
+//    as one device's would be (Note [PackedSequence across replicas] in packed_sequence_rules.h).
+//  - A tensor whose size differs between replicas in a dim other than the gather dim: allowed only
+//    for what pad_packed_sequence returned, see Note [Padded outputs on gather] in
+//    packed_sequence_rules.h.
 // Throws cohort::Error naming the replica and the path ("output[1]['logits']") when replicas
 // disagree in structure, definedness, dtype, or shape other than along dim; DeviceError when
 // output_device does not exist.
@@ -88,71 +75,34 @@ namespace detail {
 std::vector<double> sample_weights(const std::vector<int64_t>& chunk_sizes);
 
 void check_outputs(size_t replicas, Device output_device, const GatherOptions& options);
-Tensor gather_tensors(const std::vector<Tensor>& parts, const std::string& path, Device device,
-                      const GatherOptions& options);
-nn::utils::rnn::PackedSequence gather_packed(const std::vector<nn::utils::rnn::PackedSequence>& parts,
-                                             const std::string& path, Device device, const GatherOptions& options);
 void check_same_length(const std::vector<size_t>& lengths, const std::string& path);
 void check_same_keys(const std::vector<std::vector<std::string>>& keys, const std::string& path);
+// "replica 2 (cpu:2)": which replica, and where its tensor lives.
+std::string replica_name(size_t r, const Tensor& t);
 
-template <size_t I, class T>
-std::vector<const std::tuple_element_t<I, T>*> tuple_column(const std::vector<const T*>& parts) {
-  std::vector<const std::tuple_element_t<I, T>*> column;
-  for (const T* p : parts) column.push_back(&std::get<I>(*p));
-  return column;
-}
-
-template <class T>
-T gather_node(const std::vector<const T*>& parts, const std::string& path, Device device, const GatherOptions& o);
-
-template <class T, size_t... I>
-T gather_tuple(const std::vector<const T*>& parts, const std::string& path, Device device, const GatherOptions& o,
-               std::index_sequence<I...>) {
-  return T(gather_node(tuple_column<I>(parts), index_path(path, I), device, o)...);
-}
-
-// parts[r] is replica r's value at `path`.
-template <class T>
-T gather_node(const std::vector<const T*>& parts, const std::string& path, Device device, const GatherOptions& o) {
-  if constexpr (std::is_same_v<T, Tensor>) {
-    std::vector<Tensor> tensors;
-    for (const Tensor* p : parts) tensors.push_back(*p);
-    return gather_tensors(tensors, path, device, o);
-  } else if constexpr (IsPacked<T>::value) {
-    std::vector<T> packed;
-    for (const T* p : parts) packed.push_back(*p);
-    return gather_packed(packed, path, device, o);
-  } else if constexpr (IsVector<T>::value) {
-    std::vector<size_t> lengths;
-    for (const T* p : parts) lengths.push_back(p->size());
-    check_same_length(lengths, path);
-    T out;
-    for (size_t i = 0; i < lengths[0]; ++i) {
-      std::vector<const typename T::value_type*> column;
-      for (const T* p : parts) column.push_back(&(*p)[i]);
-      out.push_back(gather_node(column, index_path(path, i), device, o));
+// The replicas' leaves at one path joined, by their kind's rules (walk.h).
+struct GatherVisitor {
+  Device device;
+  const GatherOptions& options;
+  template <class L>
+  L operator()(const std::vector<const L*>& parts, const std::string& path) const {
+    if constexpr (HasGather<L>::value) {
+      std::vector<L> values;
+      for (const L* p : parts) values.push_back(*p);
+      return ArgRules<L>::gather(values, path, device, options);
+    } else {
+      static_assert(always_false<L>,
+                    "parallel::gather: a replica's output must be a Tensor, a PackedSequence, or a std::vector/"
+                    "std::tuple/std::map<std::string, ...> of them");
     }
-    return out;
-  } else if constexpr (IsStringMap<T>::value) {
-    std::vector<std::vector<std::string>> keys(parts.size());
-    for (size_t r = 0; r < parts.size(); ++r)
-      for (const auto& entry : *parts[r]) keys[r].push_back(entry.first);
-    check_same_keys(keys, path);
-    T out;
-    for (const std::string& key : keys[0]) {
-      std::vector<const typename T::mapped_type*> column;
-      for (const T* p : parts) column.push_back(&p->at(key));
-      out.emplace(key, gather_node(column, key_path(path, key), device, o));
-    }
-    return out;
-  } else if constexpr (IsTuple<T>::value) {
-    return gather_tuple(parts, path, device, o, std::make_index_sequence<std::tuple_size_v<T>>{});
-  } else {
-    static_assert(always_false<T>,
-                  "parallel::gather: a replica's output must be a Tensor, a PackedSequence, or a std::vector/"
-                  "std::tuple/std::map<std::string, ...> of them");
   }
-}
+  void same_length(const std::vector<size_t>& lengths, const std::string& path) const {
+    check_same_length(lengths, path);
+  }
+  void same_keys(const std::vector<std::vector<std::string>>& keys, const std::string& path) const {
+    check_same_keys(keys, path);
+  }
+};
 
 }  // namespace detail
 
@@ -162,7 +112,7 @@ T gather(const std::vector<T>& outputs, Device output_device, const GatherOption
   detail::check_outputs(outputs.size(), output_device, options);
   std::vector<const T*> parts;
   for (const T& o : outputs) parts.push_back(&o);
-  return detail::gather_node(parts, "output", output_device, options);
+  return detail::zip(detail::GatherVisitor{output_device, options}, parts, "output");
 }
 
 // The same with the plan's dim and chunk sizes, and 0-d outputs averaged by samples (kMean).

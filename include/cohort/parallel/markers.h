@@ -5,10 +5,11 @@
 //                            same sample boundaries as the tensors
 //   parallel::Share(cfg)     any value every replica reads through a const reference (never copied)
 //
-// A plain Tensor is split along the batch dim; a nn::utils::rnn::PackedSequence is split by whole
-// sequences with the same samples (each replica gets a valid packed batch); std::vector, std::tuple and std::map<std::string, …>
-// of any of these recurse. Anything else (an int, a std::string, a struct) does not compile: see
-// ScatterType below and Note [Scatter plan] in plan.h for why there is no silent default.
+// A plain Tensor is split along the batch dim, a nn::utils::rnn::PackedSequence by whole sequences
+// (packed_sequence_rules.h); std::vector, std::tuple and std::map<std::string, …> of any of these
+// recurse (walk.h, which also says how to add a kind). Anything else (an int, a std::string, a
+// struct) does not compile: see ScatterType in walk.h and Note [Scatter plan] in plan.h for why
+// there is no silent default.
 #pragma once
 
 #include <map>
@@ -18,18 +19,12 @@
 #include <vector>
 
 #include "cohort/core/tensor.h"
-#include "cohort/nn/utils/rnn.h"
+#include "cohort/parallel/packed_sequence_rules.h"
+#include "cohort/parallel/walk.h"
 
 namespace cohort::parallel {
 
 namespace detail {
-
-// std::remove_cvref_t is C++20; the public headers compile as C++17 (libtorch programs' flags).
-template <class T>
-using remove_cvref_t = std::remove_cv_t<std::remove_reference_t<T>>;
-
-template <class T>
-inline constexpr bool always_false = false;
 
 // A Tensor, or std::vector / std::tuple / std::map<std::string, …> of tensors.
 template <class T>
@@ -98,88 +93,53 @@ class Share {
 
 namespace detail {
 
-// Which case an argument type is; scatter, plan and gather dispatch on these.
-template <class T>
-struct IsBroadcast : std::false_type {};
-template <class T>
-struct IsBroadcast<Broadcast<T>> : std::true_type {};
-template <class T>
-struct IsSplit : std::false_type {};
-template <class T>
-struct IsSplit<Split<T>> : std::true_type {};
-template <class T>
-struct IsShare : std::false_type {};
-template <class T>
-struct IsShare<Share<T>> : std::true_type {};
-template <class T>
-struct IsPacked : std::is_same<T, nn::utils::rnn::PackedSequence> {};
-template <class T>
-struct IsVector : std::false_type {};
-template <class T>
-struct IsVector<std::vector<T>> : std::true_type {};
-template <class T>
-struct IsTuple : std::false_type {};
-template <class... T>
-struct IsTuple<std::tuple<T...>> : std::true_type {};
-template <class T>
-struct IsStringMap : std::false_type {};
-template <class T>
-struct IsStringMap<std::map<std::string, T>> : std::true_type {};
+Tensor item_to(const Tensor& x, Device device);  // undefined stays undefined (scatter.cpp)
 
-// ScatterType<A>::type is what one replica receives for an argument of type A. The primary
-// template is every type scatter does not know: the one place that refuses them.
-template <class A>
-struct ScatterType {
-  static_assert(always_false<A>,
-                "parallel: this argument is neither a Tensor nor a marker, so scatter cannot know whether to "
-                "split it or give it to every replica; wrap a value every replica reads in parallel::Share(x), "
-                "or a per-sample std::vector in parallel::Split(v) (containers accepted: std::vector, std::tuple, "
-                "std::map<std::string, ...>)");
-  using type = A;
+// One Broadcast tree on one device.
+struct ToDevice {
+  Device device;
+  Tensor operator()(const Tensor& x) const { return item_to(x, device); }
 };
-template <>
-struct ScatterType<Tensor> {
-  using type = Tensor;
+
+// The markers' rules (walk.h): a marker is a leaf of the walk that says how to treat what it holds.
+template <class T>
+struct ArgRules<Broadcast<T>> {
+  static constexpr bool known = true;
+  using scattered = T;
+  static void collect(const Broadcast<T>& a, const std::string& path, bool, std::vector<Leaf>& out) {
+    walk(PlanVisitor(out, /*broadcast=*/true), a.value(), path);
+  }
+  static T scatter(const Broadcast<T>& a, const ReplicaChunk& chunk) { return map<T>(ToDevice{chunk.device}, a.value()); }
 };
-template <>
-struct ScatterType<nn::utils::rnn::PackedSequence> {
-  using type = nn::utils::rnn::PackedSequence;
+
+template <class T>
+struct ArgRules<Split<T>> {
+  static constexpr bool known = true;
+  using scattered = std::vector<T>;
+  static void collect(const Split<T>& a, const std::string& path, bool, std::vector<Leaf>& out) {
+    out.push_back({LeafKind::kSplitList, path, {a.size()}, a.size(), {}, {}});
+  }
+  static std::vector<T> scatter(const Split<T>& a, const ReplicaChunk& chunk) {
+    const auto first = a.items().begin() + chunk.offset;
+    std::vector<T> items(first, first + chunk.size);
+    if constexpr (std::is_same_v<T, Tensor>)
+      for (Tensor& t : items) t = item_to(t, chunk.device);
+    return items;
+  }
+};
+
+template <class T>
+struct ArgRules<Share<T>> {
+  static constexpr bool known = true;
+  using scattered = const T&;
+  static void collect(const Share<T>&, const std::string& path, bool, std::vector<Leaf>& out) {
+    out.push_back({LeafKind::kShare, path, {}, 0, {}, {}});
+  }
+  static const T& scatter(const Share<T>& a, const ReplicaChunk&) { return a.value(); }
 };
 template <class T>
-struct ScatterType<Broadcast<T>> {
-  using type = T;
-};
-template <class T>
-struct ScatterType<Split<T>> {
-  using type = std::vector<T>;
-};
-template <class T>
-struct ScatterType<Share<T>> {
-  using type = const T&;
-};
-template <class A>
-struct ScatterType<std::vector<A>> {
-  static_assert(!IsShare<A>::value,
-                "parallel::Share inside a std::vector or std::map: share the whole container instead, "
-                "parallel::Share(container)");
-  using type = std::vector<typename ScatterType<A>::type>;
-};
-template <class... A>
-struct ScatterType<std::tuple<A...>> {
-  using type = std::tuple<typename ScatterType<A>::type...>;
-};
-template <class A>
-struct ScatterType<std::map<std::string, A>> {
-  static_assert(!IsShare<A>::value,
-                "parallel::Share inside a std::vector or std::map: share the whole container instead, "
-                "parallel::Share(container)");
-  using type = std::map<std::string, typename ScatterType<A>::type>;
-};
+struct IsShareKind<Share<T>> : std::true_type {};
 
 }  // namespace detail
-
-// What one replica receives for an argument of type A (a compile error names the fix for a bare value).
-template <class A>
-using scattered_t = typename detail::ScatterType<detail::remove_cvref_t<A>>::type;
 
 }  // namespace cohort::parallel

@@ -48,36 +48,29 @@ struct ReplicaJob {
 void run_replicas(const char* op, std::vector<ReplicaJob>& jobs);
 void check_apply_sizes(size_t replicas, size_t inputs, size_t devices);
 
-// "[10, 5], [10, 5, 3], <value>": the shapes of the tensors in one replica's arguments.
-template <class T>
-void describe(std::ostream& os, const T& a) {
-  using U = remove_cvref_t<T>;
-  if constexpr (std::is_same_v<U, Tensor>) {
-    if (a.defined()) os << a.sizes(); else os << "<undefined>";
-  } else if constexpr (IsVector<U>::value) {
-    os << '{';
-    for (size_t i = 0; i < a.size(); ++i) { if (i) os << ", "; describe(os, a[i]); }
-    os << '}';
-  } else if constexpr (IsStringMap<U>::value) {
-    os << '{';
-    bool first = true;
-    for (const auto& [k, v] : a) { os << (first ? "" : ", ") << k << ": "; describe(os, v); first = false; }
-    os << '}';
-  } else if constexpr (IsTuple<U>::value) {
-    os << '(';
-    std::apply([&](const auto&... e) { size_t i = 0; ((os << (i++ ? ", " : ""), describe(os, e)), ...); }, a);
-    os << ')';
-  } else {
-    os << "<value>";
+// "[10, 5], {[2], [3]}, <value>": the shapes of the tensors in one replica's arguments (walk.h).
+struct DescribeVisitor : TreeVisitor {
+  std::ostream& os;
+  explicit DescribeVisitor(std::ostream& out) : os(out) {}
+  void enter(Container c) const { os << (c == Container::kTuple ? '(' : '{'); }
+  void item(size_t i, const std::string* key) const {
+    if (i) os << ", ";
+    if (key) os << *key << ": ";
   }
-}
+  void leave(Container c) const { os << (c == Container::kTuple ? ')' : '}'); }
+  void operator()(const Tensor& a, const std::string&) const {
+    if (a.defined()) os << a.sizes(); else os << "<undefined>";
+  }
+  template <class T>
+  void operator()(const T&, const std::string&) const { os << "<value>"; }
+};
 template <class Tuple>
 std::string describe_arguments(const Tuple& args) {
   std::ostringstream os;
-  std::apply([&](const auto&... e) { size_t i = 0; ((os << (i++ ? ", " : ""), describe(os, e)), ...); }, args);
+  const DescribeVisitor v(os);
+  std::apply([&](const auto&... e) { size_t i = 0; ((os << (i++ ? ", " : ""), walk(v, e, std::string())), ...); }, args);
   return os.str();
 }
-
 
 // fn(replica, args...) with the arguments unpacked from a tuple.
 template <class Fn, class M, class Tuple>

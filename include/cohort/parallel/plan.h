@@ -22,11 +22,8 @@
 //  4. No empty replica. A device without samples is left out (batch 3 on 8 devices uses 3), and the
 //     plan says so in its notes: a replica with an empty batch breaks batch norm and means nothing.
 //  5. Sequences. A nn::utils::rnn::PackedSequence holds one sample per sequence: it sets or joins the
-//     batch like a tensor (its batch is its number of sequences, in their original order), and
-//     each replica gets its samples' sequences whole, packed again on their own. kTimesteps cuts
-//     the batch into consecutive chunks of about equal total timesteps (a replica's cost is its
-//     steps, not its samples), by the lengths of the first PackedSequence argument. Planning reads
-//     a PackedSequence's batch_sizes and sorted_indices (a few integers), never its data.
+//     batch like a tensor, by its number of sequences, and kTimesteps balances the replicas' steps
+//     (Note [PackedSequence across replicas] in packed_sequence_rules.h).
 //  6. Degenerate calls. No arguments at all run once on the first device (PyTorch runs a module
 //     without inputs once); so does a batch of 0 samples. Arguments with nothing to split (only
 //     Broadcast and Share) are an error: every replica would compute the same thing.
@@ -51,7 +48,7 @@ enum class SplitRule { kBalanced, kChunk, kWeighted, kTimesteps };
 inline constexpr SplitRule kBalanced = SplitRule::kBalanced;  // sizes differ by at most 1, all devices
 inline constexpr SplitRule kChunk = SplitRule::kChunk;        // PyTorch's chunk: ceil(n / devices) each
 inline constexpr SplitRule kWeighted = SplitRule::kWeighted;  // proportional to per-device weights
-inline constexpr SplitRule kTimesteps = SplitRule::kTimesteps;  // about equal steps of a PackedSequence
+inline constexpr SplitRule kTimesteps = SplitRule::kTimesteps;  // about equal steps of packed sequences
 std::ostream& operator<<(std::ostream& os, SplitRule rule);
 
 struct ScatterOptions {
@@ -72,13 +69,13 @@ struct ScatterOptions {
 
 // One leaf of the arguments: a tensor, a Split list or a shared value, found at `path`.
 struct ArgumentPlan {
-  enum class Kind { kSplit, kBroadcast, kUndefined, kSplitList, kShare, kPacked };
+  using Kind = detail::LeafKind;  // kSplit, kBroadcast, kUndefined, kSplitList, kShare, kPacked
   std::string path;                   // "argument 1", "argument 0[2]['mask']"
   Kind kind = Kind::kSplit;
   Shape shape;                        // tensors: the whole tensor; Split lists: {items}
   std::vector<Shape> replica_shapes;  // what each replica gets (Split lists: {items}); empty for Share
-                                      // (PackedSequence: the shape of its data)
-  bool requires_grad = false;         // a tensor (a PackedSequence's data) that requires grad
+                                      // (packed sequences: the shape of their data)
+  bool requires_grad = false;         // a tensor (a packed sequence's data) that requires grad
 };
 
 struct Plan {
@@ -90,8 +87,8 @@ struct Plan {
   std::vector<int64_t> offsets;      // first sample of each replica
   std::vector<ArgumentPlan> arguments;
   std::vector<std::string> notes;    // e.g. "batch 3 is smaller than 8 devices: using 3"
-  // The first PackedSequence argument's lengths (original order) and sorted_indices (empty when it
-  // was packed sorted): gather packs PackedSequence outputs of the same lengths in the same order.
+  // The first packed argument's lengths (original order) and sorted_indices (empty when it was
+  // packed sorted): gather packs packed outputs of the same lengths in the same order.
   std::vector<int64_t> sequence_lengths, sequence_order;
 
   size_t replicas() const { return devices.size(); }
@@ -109,55 +106,11 @@ std::vector<Device> all_devices();
 
 namespace detail {
 
-// What plan() learns about one leaf; tensors are described, never kept.
-struct Leaf {
-  ArgumentPlan::Kind kind;
-  std::string path;
-  Shape shape;        // tensors; PackedSequence: its data
-  int64_t items = 0;  // Split lists; PackedSequence: sequences
-  std::vector<int64_t> lengths, order;  // PackedSequence: lengths and sorted_indices
-  bool requires_grad = false;
-};
-Leaf packed_leaf(const nn::utils::rnn::PackedSequence& x, std::string path);
-Leaf tensor_leaf(const Tensor& x, std::string path, bool broadcast);
-inline std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
-inline std::string key_path(const std::string& path, const std::string& key) { return path + "['" + key + "']"; }
-
-template <class A>
-void collect(const A& a, const std::string& path, bool broadcast, std::vector<Leaf>& out);
-
-template <class Tuple, size_t... I>
-void collect_tuple(const Tuple& a, const std::string& path, bool broadcast, std::vector<Leaf>& out,
-                   std::index_sequence<I...>) {
-  (collect(std::get<I>(a), index_path(path, I), broadcast, out), ...);
-}
-
-template <class A>
-void collect(const A& a, const std::string& path, bool broadcast, std::vector<Leaf>& out) {
-  if constexpr (std::is_same_v<A, Tensor>) {
-    out.push_back(tensor_leaf(a, path, broadcast));
-  } else if constexpr (IsPacked<A>::value) {
-    out.push_back(packed_leaf(a, path));
-  } else if constexpr (IsBroadcast<A>::value) {
-    collect(a.value(), path, true, out);
-  } else if constexpr (IsSplit<A>::value) {
-    out.push_back({ArgumentPlan::Kind::kSplitList, path, {a.size()}, a.size(), {}, {}});
-  } else if constexpr (IsShare<A>::value) {
-    out.push_back({ArgumentPlan::Kind::kShare, path, {}, 0, {}, {}});
-  } else if constexpr (IsVector<A>::value) {
-    for (size_t i = 0; i < a.size(); ++i) collect(a[i], index_path(path, i), broadcast, out);
-  } else if constexpr (IsStringMap<A>::value) {
-    for (const auto& [key, value] : a) collect(value, key_path(path, key), broadcast, out);
-  } else if constexpr (IsTuple<A>::value) {
-    collect_tuple(a, path, broadcast, out, std::make_index_sequence<std::tuple_size_v<A>>{});
-  }  // anything else was refused, with the fix, by ScatterType (markers.h)
-}
-
 template <class... Args>
 std::vector<Leaf> collect_arguments(const Args&... args) {
   std::vector<Leaf> leaves;
   size_t i = 0;
-  (collect(args, "argument " + std::to_string(i++), false, leaves), ...);
+  (walk(PlanVisitor(leaves, false), args, "argument " + std::to_string(i++)), ...);
   return leaves;
 }
 

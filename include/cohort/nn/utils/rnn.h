@@ -66,7 +66,7 @@ PackedSequence pack_padded_sequence(Tensor input, Tensor lengths, bool batch_fir
 // The inverse: (padded [T, N, *] or [N, T, *], lengths [N] int64), sequences in the original order,
 // padded with padding_value to the longest sequence, or to total_length (which must be at least
 // that long). T = total_length is what a data-parallel replica needs to return equal lengths; see
-// parallel/gather.h for what DataParallel does when it is not given.
+// parallel/packed_sequence_rules.h for what DataParallel does when it is not given.
 std::tuple<Tensor, Tensor> pad_packed_sequence(PackedSequence sequence, bool batch_first = false,
                                                double padding_value = 0.0,
                                                std::optional<int64_t> total_length = std::nullopt);
@@ -82,7 +82,7 @@ namespace detail {
 // pad_packed_sequence's results, recorded on this thread while a PadRecorder lives. DataParallel
 // records each replica's forward, so gather can tell a tensor that pad_packed_sequence padded to
 // its replica's longest sequence (and pad it to the whole batch's) from any other tensor whose
-// size differs between replicas (an error). Note [Padded outputs on gather] in parallel/gather.h.
+// size differs between replicas (an error). Note [Padded outputs on gather] in parallel/packed_sequence_rules.h.
 struct PadRecord {
   Tensor padded;  // the tensor pad_packed_sequence returned
   int64_t time_dim = 0;
