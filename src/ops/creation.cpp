@@ -16,11 +16,7 @@ namespace {
 // The factories fill a contiguous tensor; one asked for in another memory format is laid out so
 // before it becomes a leaf.
 Tensor finish(Tensor t, const TensorOptions& options) {
-  if (options.has_memory_format() && *options.memory_format_opt() != MemoryFormat::Contiguous) {
-    Tensor laid_out = detail::make_empty(t.sizes(), t.dtype(), t.device(), *options.memory_format_opt());
-    kernel::copy(laid_out, t);
-    t = laid_out;
-  }
+  t = detail::in_requested_format(std::move(t), options);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

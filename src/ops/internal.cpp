@@ -25,6 +25,14 @@ Tensor make_empty(IntArrayRef sizes, DType dtype, Device device, MemoryFormat fo
                                              memory_format_strides(sizes, format, "empty"), 0));
 }
 
+Tensor in_requested_format(Tensor t, const TensorOptions& options) {
+  const MemoryFormat format = options.memory_format_opt().value_or(MemoryFormat::Contiguous);
+  if (format == MemoryFormat::Contiguous) return t;
+  Tensor laid_out = make_empty(t.sizes(), t.dtype(), t.device(), format);
+  kernel::copy(laid_out, t);
+  return laid_out;
+}
+
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
   auto impl = std::make_shared<TensorImpl>(t.unsafe_impl()->storage(), t.dtype(), std::move(sizes),
                                            std::move(strides), offset);

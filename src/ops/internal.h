@@ -17,6 +17,9 @@ namespace cohort::detail {
 Tensor make_empty(IntArrayRef sizes, DType dtype, Device device);
 // Uninitialized, dense in `format` (Contiguous, ChannelsLast for 4-d, ChannelsLast3d for 5-d).
 Tensor make_empty(IntArrayRef sizes, DType dtype, Device device, MemoryFormat format);
+// A factory's freshly filled contiguous t, laid out in the memory format its options ask for (t
+// itself when they ask for none or Contiguous).
+Tensor in_requested_format(Tensor t, const TensorOptions& options);
 // A view of t's storage with new geometry; records nothing (the view ops do).
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset);
 // t converted to dtype without recording autograd (t itself when it already has it).

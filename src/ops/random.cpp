@@ -89,6 +89,8 @@ Tensor random_tensor(IntArrayRef sizes, const TensorOptions& options, Generator&
   kernel::parallel_for(t.numel(), 4096, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) p[i] = value(philox(key, global(i)));
   });
+  // Drawn by logical index, so a channels-last tensor holds the values a contiguous one would.
+  t = detail::in_requested_format(std::move(t), options);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

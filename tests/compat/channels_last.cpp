@@ -25,6 +25,14 @@ void layout() {
   check(!cl.is_contiguous() && cl.is_contiguous(MemoryFormat::ChannelsLast), "is_contiguous per format");
   check(cl.suggest_memory_format() == MemoryFormat::ChannelsLast, "suggest_memory_format: ChannelsLast");
   check(x.suggest_memory_format() == MemoryFormat::Contiguous, "suggest_memory_format: Contiguous");
+  // Views: narrowed along H the strides keep channels-last order; sliced with a step along W they read
+  // as contiguous; [N, 1, 1, 1] and broadcast channels are ambiguous, read as contiguous.
+  check(cl.narrow(2, 1, 2).suggest_memory_format() == MemoryFormat::ChannelsLast, "a narrowed channels-last view");
+  check(cl.narrow(2, 1, 2).suggest_memory_format(true) == MemoryFormat::Contiguous, "exact match wants it dense");
+  check(cl.slice(3, 0, 5, 2).suggest_memory_format() == MemoryFormat::Contiguous, "a strided W slice");
+  check(torch::ones({4, 1, 1, 1}).suggest_memory_format() == MemoryFormat::Contiguous, "[N, 1, 1, 1]");
+  check(torch::ones({2, 1, 4, 5}).expand({2, 3, 4, 5}).suggest_memory_format() == MemoryFormat::Contiguous,
+        "broadcast channels");
   check(torch::equal(cl, x), "the values do not change with the layout");
   check(cl.contiguous().is_contiguous() && torch::equal(cl.contiguous(), x), "back to contiguous");
   auto nhwc = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});

@@ -30,7 +30,8 @@ TEST(Padding, FunctionalPadRunsEachMode) {
   EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2})).equal(constant_pad_nd(x, {1, 2})));
   EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2, 0, 1}).value(-1)).equal(constant_pad_nd(x, {1, 2, 0, 1}, -1)));
   EXPECT_TRUE(F::pad(x, F::PadFuncOptions({1, 2, 2, 1}).mode(kReflect)).equal(reflection_pad2d(x, {1, 2, 2, 1})));
-  EXPECT_TRUE(F::pad(x, F::PadFuncOptions({3, 0}).mode(kReplicate)).equal(replication_pad1d(x.view({2, 3, 4}), {3, 0}).view({1, 2, 3, 7})));
+  const Tensor rows = x.view({2, 3, 4});
+  EXPECT_TRUE(F::pad(rows, F::PadFuncOptions({3, 0}).mode(kReplicate)).equal(replication_pad1d(rows, {3, 0})));
   // Circular: the last column comes before the first, the first two after the last.
   Tensor row = arange(4, kFloat64).view({1, 1, 4});
   EXPECT_TRUE(F::pad(row, F::PadFuncOptions({1, 2}).mode(kCircular)).equal(tensor({3.0, 0.0, 1.0, 2.0, 3.0, 0.0, 1.0}).view({1, 1, 7})));
@@ -52,7 +53,7 @@ TEST(Padding, LayersPadAsTheirModeAndPrintAsPyTorch) {
   nn::ConstantPad2d border(nn::ConstantPad2dOptions(1, 0.5));
   EXPECT_TRUE(border(x).equal(constant_pad_nd(x, {1, 1, 1, 1}, 0.5)));
   EXPECT_EQ(printed(*border), "ConstantPad2d(padding=(1, 1, 1, 1), value=0.5)");
-  nn::ConstantPad1d one_side({2, 0}, -3.0);
+  nn::ConstantPad1d one_side(nn::ConstantPad1dOptions({2, 0}, -3.0));
   EXPECT_TRUE(one_side(x).equal(constant_pad_nd(x, {2, 0}, -3.0)));
   nn::ZeroPad2d zero(nn::ZeroPad2dOptions({1, 1, 2, 2}));
   EXPECT_TRUE(zero(x).equal(constant_pad_nd(x, {1, 1, 2, 2})));

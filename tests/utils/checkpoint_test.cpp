@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 namespace {
 
 // Bitwise comparisons need one summation order: one intra-op thread.
-class Checkpoint : public ::testing::Test {
+class ActivationCheckpoint : public ::testing::Test {
  protected:
   void SetUp() override {
     threads_ = get_num_threads();
@@ -83,7 +83,7 @@ void expect_same(const Pass& got, const Pass& want, const std::string& what) {
   EXPECT_TRUE(equal(got.next_random, want.next_random)) << what << ": the generator ends elsewhere";
 }
 
-TEST_F(Checkpoint, MlpWithDropoutGivesTheUncheckedGradientsBitwise) {
+TEST_F(ActivationCheckpoint, MlpWithDropoutGivesTheUncheckedGradientsBitwise) {
   manual_seed(0);
   nn::Sequential seq = mlp_with_dropout();
   Tensor x = randn({5, 8}).requires_grad_();
@@ -98,7 +98,7 @@ TEST_F(Checkpoint, MlpWithDropoutGivesTheUncheckedGradientsBitwise) {
   expect_same(got, want, "checkpoint(std::shared_ptr<module>)");
 }
 
-TEST_F(Checkpoint, ConvNetFromADataBatchThatNeedsNoGradient) {
+TEST_F(ActivationCheckpoint, ConvNetFromADataBatchThatNeedsNoGradient) {
   manual_seed(1);
   nn::Sequential seq = conv_net();
   Tensor x = randn({3, 3, 8, 8});  // a batch: only the parameters need gradients
@@ -113,7 +113,7 @@ TEST_F(Checkpoint, ConvNetFromADataBatchThatNeedsNoGradient) {
   expect_same(got, want, "checkpoint over the conv net");
 }
 
-TEST_F(Checkpoint, AutocastBFloat16) {
+TEST_F(ActivationCheckpoint, AutocastBFloat16) {
   manual_seed(2);
   nn::Sequential seq = mlp_with_dropout();
   Tensor x = randn({6, 8}).requires_grad_();
@@ -136,7 +136,7 @@ TEST_F(Checkpoint, AutocastBFloat16) {
 // A weight cast (and cached) by autocast before the checkpoint still gets its gradient through the
 // checkpoint. Not bitwise: the unchecked run sums the weight's two uses in bfloat16 on its one cached
 // cast, the checkpointed run casts again inside fn, as PyTorch's recompute does.
-TEST_F(Checkpoint, AutocastWeightCastBeforeTheCheckpoint) {
+TEST_F(ActivationCheckpoint, AutocastWeightCastBeforeTheCheckpoint) {
   manual_seed(2);
   nn::Linear fc(8, 8);
   Tensor x = randn({6, 8});
@@ -157,7 +157,7 @@ TEST_F(Checkpoint, AutocastWeightCastBeforeTheCheckpoint) {
   }
 }
 
-TEST_F(Checkpoint, SequentialWithOneTwoAndEverySegment) {
+TEST_F(ActivationCheckpoint, SequentialWithOneTwoAndEverySegment) {
   manual_seed(3);
   nn::Sequential seq = mlp_with_dropout();
   Tensor x = randn({4, 8}).requires_grad_();
@@ -170,7 +170,7 @@ TEST_F(Checkpoint, SequentialWithOneTwoAndEverySegment) {
 
 // Each parameter's gradient is accumulated once, by the pass that reached the checkpoint, and its
 // post-accumulate hooks (DDP's) run once.
-TEST_F(Checkpoint, ParametersAccumulateOnceAndTheirHooksRunOnce) {
+TEST_F(ActivationCheckpoint, ParametersAccumulateOnceAndTheirHooksRunOnce) {
   manual_seed(4);
   nn::Sequential seq = mlp_with_dropout();
   std::vector<int> calls(seq->parameters().size(), 0);
@@ -190,7 +190,7 @@ TEST_F(Checkpoint, ParametersAccumulateOnceAndTheirHooksRunOnce) {
   for (size_t i = 0; i < handles.size(); ++i) seq->parameters()[i].remove_hook(handles[i]);
 }
 
-TEST_F(Checkpoint, ForwardRunsFnOnceAndBackwardAgain) {
+TEST_F(ActivationCheckpoint, ForwardRunsFnOnceAndBackwardAgain) {
   nn::Linear fc(3, 2);
   int calls = 0;
   auto fn = [&](const Tensor& a, const Tensor& b) {
@@ -218,7 +218,7 @@ TEST_F(Checkpoint, ForwardRunsFnOnceAndBackwardAgain) {
   EXPECT_FALSE(utils::checkpoint([](const Tensor& t) { return t.exp(); }, c).requires_grad());
 }
 
-TEST_F(Checkpoint, SeveralOutputsSomeUnused) {
+TEST_F(ActivationCheckpoint, SeveralOutputsSomeUnused) {
   manual_seed(5);
   nn::Linear fc(4, 4);
   Tensor x = randn({2, 4}).requires_grad_();
@@ -245,7 +245,7 @@ TEST_F(Checkpoint, SeveralOutputsSomeUnused) {
 
 // A checkpoint inside a checkpointed function: the outer recompute records the inner one's node,
 // whose backward runs within the outer's.
-TEST_F(Checkpoint, Nested) {
+TEST_F(ActivationCheckpoint, Nested) {
   manual_seed(8);
   nn::Sequential seq = mlp_with_dropout();
   Tensor x = randn({5, 8}).requires_grad_();
@@ -256,7 +256,7 @@ TEST_F(Checkpoint, Nested) {
   expect_same(got, want, "nested checkpoints");
 }
 
-TEST_F(Checkpoint, Errors) {
+TEST_F(ActivationCheckpoint, Errors) {
   nn::Linear fc(3, 3);
   Tensor x = randn({2, 3}).requires_grad_();
   Tensor outside = x * 2;  // history from outside fn, not passed as an input
@@ -294,7 +294,7 @@ TEST_F(Checkpoint, Errors) {
 }
 
 // Checkpointing a deep stack keeps a lower peak: the unchecked run holds every activation.
-TEST_F(Checkpoint, DeepStackKeepsALowerMemoryPeak) {
+TEST_F(ActivationCheckpoint, DeepStackKeepsALowerMemoryPeak) {
   manual_seed(6);
   nn::Sequential seq;
   for (int i = 0; i < 16; ++i) {
