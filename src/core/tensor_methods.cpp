@@ -108,6 +108,8 @@ Tensor Tensor::div(const Scalar& o) const { return cohort::div(*this, o); }
 Tensor Tensor::pow(const Tensor& e) const { return cohort::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return cohort::pow(*this, e); }
 Tensor Tensor::maximum(const Tensor& o) const { return cohort::maximum(*this, o); }
+Tensor Tensor::remainder(const Tensor& o) const { return cohort::remainder(*this, o); }
+Tensor Tensor::remainder(const Scalar& o) const { return cohort::remainder(*this, o); }
 Tensor Tensor::minimum(const Tensor& o) const { return cohort::minimum(*this, o); }
 Tensor Tensor::neg() const { return cohort::neg(*this); }
 Tensor Tensor::exp() const { return cohort::exp(*this); }

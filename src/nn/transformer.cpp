@@ -8,40 +8,44 @@ namespace cohort::nn {
 
 TransformerImpl::TransformerImpl(TransformerOptions options_) : options(std::move(options_)) { reset(); }
 
+namespace {
+
+// The options' layer options, for either stack.
+template <class LayerOptions>
+LayerOptions layer_options(const TransformerOptions& o) {
+  return LayerOptions(o.d_model(), o.nhead())
+      .dim_feedforward(o.dim_feedforward())
+      .dropout(o.dropout())
+      .activation(o.activation())
+      .layer_norm_eps(o.layer_norm_eps())
+      .batch_first(o.batch_first())
+      .norm_first(o.norm_first());
+}
+
+// A copy of the custom stack (as libtorch copies it), which must be a Stack, or the options' own:
+// num_layers layers and a final LayerNorm.
+template <class StackImpl, class Stack, class StackOptions, class LayerOptions>
+AnyModule stack_of(const TransformerOptions& o, const std::optional<AnyModule>& custom, int64_t num_layers,
+                   const char* option, const char* type) {
+  if (custom) {
+    AnyModule copy = custom->rebound(custom->ptr()->clone());
+    COHORT_CHECK(std::dynamic_pointer_cast<StackImpl>(copy.ptr()) != nullptr, "Transformer: ", option, " must be a ",
+                 type, " (or derive from it), got ", copy.ptr()->name());
+    return copy;
+  }
+  return Stack(StackOptions(layer_options<LayerOptions>(o), num_layers)
+                   .norm(LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps()))));
+}
+
+}  // namespace
+
 void TransformerImpl::reset() {
-  const auto& o = options;
-  if (o.custom_encoder()) {
-    encoder = o.custom_encoder()->rebound(o.custom_encoder()->ptr()->clone());  // a copy, as libtorch
-    COHORT_CHECK(std::dynamic_pointer_cast<TransformerEncoderImpl>(encoder.ptr()) != nullptr,
-                 "Transformer: custom_encoder must be a TransformerEncoder (or derive from it), got ",
-                 encoder.ptr()->name());
-  } else {
-    auto layer = TransformerEncoderLayer(TransformerEncoderLayerOptions(o.d_model(), o.nhead())
-                                             .dim_feedforward(o.dim_feedforward())
-                                             .dropout(o.dropout())
-                                             .activation(o.activation())
-                                             .layer_norm_eps(o.layer_norm_eps())
-                                             .batch_first(o.batch_first())
-                                             .norm_first(o.norm_first()));
-    encoder = TransformerEncoder(TransformerEncoderOptions(layer, o.num_encoder_layers())
-                                     .norm(LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps()))));
-  }
-  if (o.custom_decoder()) {
-    decoder = o.custom_decoder()->rebound(o.custom_decoder()->ptr()->clone());
-    COHORT_CHECK(std::dynamic_pointer_cast<TransformerDecoderImpl>(decoder.ptr()) != nullptr,
-                 "Transformer: custom_decoder must be a TransformerDecoder (or derive from it), got ",
-                 decoder.ptr()->name());
-  } else {
-    auto layer = TransformerDecoderLayer(TransformerDecoderLayerOptions(o.d_model(), o.nhead())
-                                             .dim_feedforward(o.dim_feedforward())
-                                             .dropout(o.dropout())
-                                             .activation(o.activation())
-                                             .layer_norm_eps(o.layer_norm_eps())
-                                             .batch_first(o.batch_first())
-                                             .norm_first(o.norm_first()));
-    decoder = TransformerDecoder(TransformerDecoderOptions(layer, o.num_decoder_layers())
-                                     .norm(LayerNorm(LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps()))));
-  }
+  encoder = stack_of<TransformerEncoderImpl, TransformerEncoder, TransformerEncoderOptions,
+                     TransformerEncoderLayerOptions>(options, options.custom_encoder(), options.num_encoder_layers(),
+                                                     "custom_encoder", "TransformerEncoder");
+  decoder = stack_of<TransformerDecoderImpl, TransformerDecoder, TransformerDecoderOptions,
+                     TransformerDecoderLayerOptions>(options, options.custom_decoder(), options.num_decoder_layers(),
+                                                     "custom_decoder", "TransformerDecoder");
   register_module("encoder", encoder.ptr());
   register_module("decoder", decoder.ptr());
   reset_parameters();

@@ -94,6 +94,10 @@ constexpr BinaryInfo kBinary[] = {
     {BinaryOp::Ge, "ge", nullptr, nullptr, Result::Bool, {}, {}},
     {BinaryOp::And, "logical_and", nullptr, nullptr, Result::Bool, {}, {}},
     {BinaryOp::Or, "logical_or", nullptr, nullptr, Result::Bool, {}, {}},
+    // a - b floor(a / b): d/da 1, d/db -floor(a / b), that floor being (a - y) / b exactly.
+    {BinaryOp::Remainder, "remainder", "RemainderBackward0", "RemainderBackward1", Result::Same,
+     {Reads::Nothing, [](Arg g, Arg, Arg, Arg, double) { return g; }},
+     {Reads::A | Reads::B | Reads::Out, [](Arg g, Arg a, Arg b, Arg y, double) { return -g * ((a - y) / b).detach(); }}},
 };
 static_assert(kernel::is_op_table<BinaryOp>(kBinary), "kBinary: one row per BinaryOp, in enum order");
 
@@ -110,6 +114,16 @@ DType result_dtype(BinaryOp op, DType compute) { return info(op).result == Resul
 void check_sub_bool(BinaryOp op, DType t) {
   COHORT_CHECK_AS(TypeError, !(op == BinaryOp::Sub && t == kBool),
                   "sub: subtraction of bool tensors is not supported; hint: use logical_xor or convert to an integer dtype");
+  COHORT_CHECK_AS(TypeError, !(op == BinaryOp::Remainder && t == kBool),
+                  "remainder: bool tensors are not supported; hint: convert them to an integer dtype");
+}
+
+// An integer remainder by 0 has no value (floats give NaN, as in PyTorch).
+void check_divisor(BinaryOp op, DType t, const Tensor& b) {
+  if (op != BinaryOp::Remainder || is_floating_point(t) || t == kBool) return;
+  NoGradGuard no_grad;
+  COHORT_CHECK(!(b == 0).any().item<bool>(), "remainder: integer division by zero (a divisor of ", b.describe(),
+               " is 0); hint: use floating point, or mask the zeros");
 }
 
 // The forward of every op: promote, broadcast, allocate, run the kernel.
@@ -117,6 +131,7 @@ Tensor forward(BinaryOp op, const Tensor& a, const Tensor& b, DType dtype, const
   const char* name = op_name(op);
   detail::check_same_device(name, a, b);
   check_sub_bool(op, dtype);
+  check_divisor(op, dtype, b);
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), name);
   Tensor out = detail::make_empty(shape, result_dtype(op, dtype), a.device());
   kernel::binary(op, out, detail::cast_nograd(a, dtype), detail::cast_nograd(b, dtype), alpha);
@@ -190,6 +205,7 @@ const Tensor& binary_inplace(BinaryOp op, const Tensor& self, const Tensor& b, c
   }
   detail::check_same_device(name, self, b);
   check_sub_bool(op, dtype);
+  check_divisor(op, dtype, b);
   if (dtype == self.dtype() && result == self.dtype()) {
     kernel::binary(op, self, self, detail::cast_nograd(b, dtype), alpha);
   } else {
@@ -261,6 +277,10 @@ Tensor gt(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Gt, a, 
 Tensor ge(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Ge, a, b); }
 Tensor logical_and(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::And, a, b); }
 Tensor logical_or(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Or, a, b); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Remainder, a, b); }
+Tensor remainder(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Remainder, a, b); }
+Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
+Tensor operator%(const Tensor& a, const Scalar& b) { return remainder(a, b); }
 
 Tensor& add_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_out(BinaryOp::Add, out, a, b, alpha); }
 Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_out(BinaryOp::Sub, out, a, b, alpha); }
@@ -271,6 +291,10 @@ const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const { ret
 const Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) const { return binary_inplace(BinaryOp::Sub, *this, other, alpha); }
 const Tensor& Tensor::mul_(const Tensor& other) const { return binary_inplace(BinaryOp::Mul, *this, other, 1); }
 const Tensor& Tensor::div_(const Tensor& other) const { return binary_inplace(BinaryOp::Div, *this, other, 1); }
+const Tensor& Tensor::remainder_(const Tensor& other) const { return binary_inplace(BinaryOp::Remainder, *this, other, 1); }
+const Tensor& Tensor::remainder_(const Scalar& other) const {
+  return remainder_(detail::scalar_to_tensor(other, result_type(*this, other), device()));
+}
 const Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) const {
   return add_(detail::scalar_to_tensor(other, result_type(*this, other), device()), alpha);
 }

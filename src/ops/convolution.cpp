@@ -12,7 +12,7 @@
 #include "cohort/ops/reduction.h"
 #include "cohort/ops/shape.h"
 #include "ops/cpu/conv_kernels.h"
-#include "ops/dnnl/conv_kept_input.h"
+#include "ops/cpu/conv_workspace.h"
 #include "ops/convolution_internal.h"
 #include "ops/internal.h"
 #include "cohort/autograd/trace.h"

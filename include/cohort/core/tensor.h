@@ -128,7 +128,8 @@ class Tensor {
   Tensor expand(IntArrayRef sizes, bool implicit = false) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+               int64_t step = 1) const;
   Tensor select(int64_t dim, int64_t index) const;
   Tensor operator[](int64_t index) const { return select(0, index); }
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
@@ -220,6 +221,10 @@ class Tensor {
   const Tensor& div_(const Scalar& other) const;
   const Tensor& pow_(const Scalar& exponent) const;
   Tensor maximum(const Tensor& other) const;
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(const Scalar& other) const;
+  const Tensor& remainder_(const Tensor& other) const;
+  const Tensor& remainder_(const Scalar& other) const;
   Tensor minimum(const Tensor& other) const;
 
   Tensor neg() const;
@@ -365,6 +370,8 @@ Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator%(const Tensor& a, const Tensor& b);  // remainder (cohort/ops/pointwise.h)
+Tensor operator%(const Tensor& a, const Scalar& b);
 Tensor operator+(const Tensor& a, const Scalar& b);
 Tensor operator-(const Tensor& a, const Scalar& b);
 Tensor operator*(const Tensor& a, const Scalar& b);

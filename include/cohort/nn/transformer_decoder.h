@@ -21,33 +21,9 @@
 
 namespace cohort::nn {
 
-struct TransformerDecoderLayerOptions {
-  using activation_t = TransformerActivation;
-
-  TransformerDecoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}  // NOLINT
-  TransformerDecoderLayerOptions& d_model(int64_t v) { d_model_ = v; return *this; }
-  TransformerDecoderLayerOptions& nhead(int64_t v) { nhead_ = v; return *this; }
-  TransformerDecoderLayerOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }
-  TransformerDecoderLayerOptions& dropout(double v) { dropout_ = v; return *this; }
-  TransformerDecoderLayerOptions& activation(activation_t v) { activation_ = std::move(v); return *this; }
-  TransformerDecoderLayerOptions& layer_norm_eps(double v) { layer_norm_eps_ = v; return *this; }
-  TransformerDecoderLayerOptions& batch_first(bool v) { batch_first_ = v; return *this; }
-  TransformerDecoderLayerOptions& norm_first(bool v) { norm_first_ = v; return *this; }
-  int64_t d_model() const { return d_model_; }
-  int64_t nhead() const { return nhead_; }
-  int64_t dim_feedforward() const { return dim_feedforward_; }
-  double dropout() const { return dropout_; }
-  const activation_t& activation() const { return activation_; }
-  double layer_norm_eps() const { return layer_norm_eps_; }
-  bool batch_first() const { return batch_first_; }
-  bool norm_first() const { return norm_first_; }
-
- private:
-  int64_t d_model_, nhead_, dim_feedforward_ = 2048;
-  double dropout_ = 0.1;
-  activation_t activation_ = kReLU;
-  double layer_norm_eps_ = 1e-5;
-  bool batch_first_ = false, norm_first_ = false;
+struct TransformerDecoderLayerOptions : detail::TransformerLayerOptions<TransformerDecoderLayerOptions> {
+  TransformerDecoderLayerOptions(int64_t d_model, int64_t nhead)  // NOLINT
+      : TransformerLayerOptions(d_model, nhead) {}
 };
 
 class TransformerDecoderLayerImpl : public Cloneable<TransformerDecoderLayerImpl> {

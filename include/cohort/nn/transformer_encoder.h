@@ -30,17 +30,22 @@ namespace cohort::nn {
 // The feed-forward activation of the encoder and decoder layers: relu, gelu or a function.
 using TransformerActivation = std::variant<enumtype::kReLU, enumtype::kGELU, std::function<Tensor(const Tensor&)>>;
 
-struct TransformerEncoderLayerOptions {
+namespace detail {
+
+// The options an encoder layer and a decoder layer share (setters return the layer's own options).
+template <class Self>
+struct TransformerLayerOptions {
   using activation_t = TransformerActivation;
-  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}  // NOLINT
-  TransformerEncoderLayerOptions& d_model(int64_t v) { d_model_ = v; return *this; }
-  TransformerEncoderLayerOptions& nhead(int64_t v) { nhead_ = v; return *this; }
-  TransformerEncoderLayerOptions& dim_feedforward(int64_t v) { dim_feedforward_ = v; return *this; }
-  TransformerEncoderLayerOptions& dropout(double v) { dropout_ = v; return *this; }
-  TransformerEncoderLayerOptions& activation(activation_t v) { activation_ = std::move(v); return *this; }
-  TransformerEncoderLayerOptions& layer_norm_eps(double v) { layer_norm_eps_ = v; return *this; }
-  TransformerEncoderLayerOptions& batch_first(bool v) { batch_first_ = v; return *this; }
-  TransformerEncoderLayerOptions& norm_first(bool v) { norm_first_ = v; return *this; }
+
+  TransformerLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+  Self& d_model(int64_t v) { d_model_ = v; return self(); }
+  Self& nhead(int64_t v) { nhead_ = v; return self(); }
+  Self& dim_feedforward(int64_t v) { dim_feedforward_ = v; return self(); }
+  Self& dropout(double v) { dropout_ = v; return self(); }
+  Self& activation(activation_t v) { activation_ = std::move(v); return self(); }
+  Self& layer_norm_eps(double v) { layer_norm_eps_ = v; return self(); }
+  Self& batch_first(bool v) { batch_first_ = v; return self(); }
+  Self& norm_first(bool v) { norm_first_ = v; return self(); }
   int64_t d_model() const { return d_model_; }
   int64_t nhead() const { return nhead_; }
   int64_t dim_feedforward() const { return dim_feedforward_; }
@@ -51,11 +56,19 @@ struct TransformerEncoderLayerOptions {
   bool norm_first() const { return norm_first_; }
 
  private:
+  Self& self() { return static_cast<Self&>(*this); }
   int64_t d_model_, nhead_, dim_feedforward_ = 2048;
   double dropout_ = 0.1;
   activation_t activation_ = kReLU;
   double layer_norm_eps_ = 1e-5;
   bool batch_first_ = false, norm_first_ = false;
+};
+
+}  // namespace detail
+
+struct TransformerEncoderLayerOptions : detail::TransformerLayerOptions<TransformerEncoderLayerOptions> {
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead)  // NOLINT
+      : TransformerLayerOptions(d_model, nhead) {}
 };
 
 class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl> {

@@ -21,6 +21,10 @@ Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(const Tensor& a, const Scalar& exponent);
 Tensor pow(const Scalar& a, const Tensor& exponent);
 // Elementwise max and min; NaN if either is NaN (PyTorch's maximum/minimum, not fmax/fmin).
+// Python's modulo, a - b floor(a / b): the result has the divisor's sign (remainder(-3, 5) is 2), as
+// PyTorch's remainder and Tensor % b. Any non-bool dtype; an integer divisor of 0 is an error.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Scalar& b);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 // libtorch's two-tensor overloads of max and min are maximum and minimum.

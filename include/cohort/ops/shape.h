@@ -15,7 +15,8 @@ Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);  // transpose of a tensor with at most 2 dims
 Tensor expand(const Tensor& x, IntArrayRef sizes);  // -1 keeps a size
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
-Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1);
+Tensor slice(const Tensor& x, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor squeeze(const Tensor& x);

@@ -90,6 +90,21 @@ inline T min_value(T a, T b) {
   return a < b ? a : b;
 }
 
+// Python's modulo: the result has the divisor's sign (PyTorch's remainder). An integer divisor of 0
+// never reaches here (the op refuses it).
+template <class T>
+inline T remainder_value(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && !b;
+  } else {
+    T r;
+    if constexpr (std::is_floating_point_v<T>) r = std::fmod(a, b);
+    else r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+
 template <class T>
 void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, T alpha) {
   switch (op) {
@@ -112,6 +127,7 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor&
     case BinaryOp::Ge: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x >= y; });
     case BinaryOp::And: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != T(0) && y != T(0); });
     case BinaryOp::Or: return binary_loop<bool, T, T>(out, a, b, [](T x, T y) { return x != T(0) || y != T(0); });
+    case BinaryOp::Remainder: return binary_loop<T, T, T>(out, a, b, [](T x, T y) { return remainder_value(x, y); });
     case BinaryOp::kCount: break;
   }
   COHORT_ASSERT(false && "BinaryOp::kCount is not an op");

@@ -21,7 +21,7 @@ void fill(const Tensor& dst, const Scalar& value);
 // the same enums with every op listed and no default, and the library builds with -Werror=switch, so an op
 // without its kernel or without its row does not compile. Adding an op: its enumerator (before
 // kCount), its kernel case, its row, its public function.
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, And, Or, kCount };
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Remainder, kCount };
 // a and b share one dtype; out has it too, or bool for comparisons and logic. Add/Sub scale b by alpha.
 void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
 

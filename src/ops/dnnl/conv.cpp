@@ -32,7 +32,7 @@
 #include "ops/cpu/loops.h"
 #include "ops/cpu/reduced.h"
 #include "ops/dnnl/bfloat16.h"
-#include "ops/dnnl/conv_kept_input.h"
+#include "ops/cpu/conv_workspace.h"
 #include "ops/dnnl/conv_matmul.h"
 #include "ops/dnnl/engine.h"
 #include "ops/dnnl/primitive_cache.h"

@@ -1,5 +1,6 @@
-// A bfloat16 convolution's input in the layout oneDNN's primitives read it, reordered once by the
-// forward and kept for the weight gradient (Note [Kept convolution input] in conv.cpp).
+// A convolution's workspace between forward and backward: what the kernel backend keeps of the
+// forward for the weight gradient, opaque to the op (today: a bfloat16 input in the layout oneDNN's
+// primitives read it, reordered once; Note [Kept convolution input] in dnnl/conv.cpp).
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 
 namespace cohort::kernel {
 
-struct KeptConvInput;  // the reordered copy and its oneDNN layout; defined in conv.cpp
+struct KeptConvInput;  // defined by the backend (dnnl/conv.cpp)
 
 // conv2d_forward, which also returns the input as the forward primitive reordered it, when the
 // layer's weight gradient will run on a oneDNN primitive that would reorder it again (bfloat16
