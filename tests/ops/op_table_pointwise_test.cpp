@@ -57,6 +57,12 @@ double clamp_ref(double v, double lo, double hi) { return v < lo ? lo : v > hi ?
 // torch.maximum/minimum: NaN if either is NaN.
 double maximum_ref(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNan : std::max(a, b); }
 double minimum_ref(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNan : std::min(a, b); }
+// torch.remainder, a - b floor(a / b) with fmod's infinities: remainder(-0.1, -inf) is -0.1, (0.2, -inf) -inf.
+double remainder_ref(double a, double b) {
+  double r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
 
 std::vector<OpRow> pointwise_rows() {
   std::vector<OpRow> rows = {
@@ -73,10 +79,15 @@ std::vector<OpRow> pointwise_rows() {
              [](double a, double b) { return a / b; }, {Domain{}, real(-2.5, -0.5)}),
       binary("pow", [](auto& a, auto& b) { return pow(a, b); }, [](double a, double b) { return std::pow(a, b); },
              {positive(), Domain{}}),
+      // Python's modulo: the divisor's sign. Random operands do not land on its jumps (a / b whole).
+      binary("remainder", [](auto& a, auto& b) { return a % b; }, remainder_ref, {Domain{}, real(0.5, 2.5)}),
+      binary("remainder_negative_divisor", [](auto& a, auto& b) { return remainder(a, b); }, remainder_ref,
+             {Domain{}, real(-2.5, -0.5)}),
       binary("maximum", [](auto& a, auto& b) { return maximum(a, b); }, maximum_ref),
       binary("minimum", [](auto& a, auto& b) { return minimum(a, b); }, minimum_ref),
 
       unary("add_scalar", [](auto& x) { return x + 2.5; }, [](double v) { return v + 2.5; }),
+      unary("remainder_scalar", [](auto& x) { return x.remainder(0.75); }, [](double v) { return remainder_ref(v, 0.75); }),
       unary("add_scalar_alpha", [](auto& x) { return add(x, 2.5, -2); }, [](double v) { return v - 5.0; }),
       unary("sub_scalar", [](auto& x) { return sub(x, 1.25, 2); }, [](double v) { return v - 2.5; }),
       unary("rsub_scalar", [](auto& x) { return 3.0 - x; }, [](double v) { return 3.0 - v; }),
