@@ -1,6 +1,8 @@
 // The libtorch-port promise for printing: `std::cout << tensor` prints what libtorch prints, character
 // for character. Each expected string is libtorch 1.13's output for the same expression (this program
-// checks it against libtorch on every run, too). compat.h has the rules.
+// checks it against libtorch on every run, too). compat.h has the rules. libtorch 2.x prints three of
+// them differently (a double scalar with 15 digits; the first row of each slice of a 3-d or 4-d tensor
+// one space to the left); built against 2.x, those expectations are 2.x's. cohort prints 1.13's.
 #include "compat.h"
 
 #include <cmath>
@@ -10,6 +12,12 @@
 using namespace compat;
 
 namespace {
+
+#if !defined(COMPAT_COHORT) && TORCH_VERSION_MAJOR >= 2
+constexpr bool kLibtorch2 = true;
+#else
+constexpr bool kLibtorch2 = false;
+#endif
 
 void expect_printed(const torch::Tensor& t, const std::string& expected, const std::string& name) {
   std::ostringstream os;
@@ -34,7 +42,7 @@ void printing() {
             "[ CPULongType{} ]",
             "scalar_int");
   expect_printed(torch::tensor(3.14159265358979, torch::kDouble),
-            "3.14159\n"
+            std::string(kLibtorch2 ? "3.14159265358979\n" : "3.14159\n") +
             "[ CPUDoubleType{} ]",
             "scalar_pi");
   expect_printed(torch::tensor({1, 2, 3}),
@@ -122,30 +130,30 @@ void printing() {
             "[ CPUFloatType{2,2} ]",
             "mat_small");
   expect_printed(torch::arange(12, torch::kFloat).view({2, 2, 3}),
-            "(1,.,.) = \n"
-            "  0  1  2\n"
+            "(1,.,.) = \n" +
+                std::string(kLibtorch2 ? " 0  1  2\n" : "  0  1  2\n") +
             "  3  4  5\n"
             "\n"
-            "(2,.,.) = \n"
-            "   6   7   8\n"
+            "(2,.,.) = \n" +
+                std::string(kLibtorch2 ? "  6   7   8\n" : "   6   7   8\n") +
             "   9  10  11\n"
             "[ CPUFloatType{2,2,3} ]",
             "t3");
   expect_printed(torch::arange(16, torch::kLong).view({2, 2, 2, 2}),
-            "(1,1,.,.) = \n"
-            "  0  1\n"
+            "(1,1,.,.) = \n" +
+                std::string(kLibtorch2 ? " 0  1\n" : "  0  1\n") +
             "  2  3\n"
             "\n"
-            "(2,1,.,.) = \n"
-            "   8   9\n"
+            "(2,1,.,.) = \n" +
+                std::string(kLibtorch2 ? "  8   9\n" : "   8   9\n") +
             "  10  11\n"
             "\n"
-            "(1,2,.,.) = \n"
-            "  4  5\n"
+            "(1,2,.,.) = \n" +
+                std::string(kLibtorch2 ? " 4  5\n" : "  4  5\n") +
             "  6  7\n"
             "\n"
-            "(2,2,.,.) = \n"
-            "  12  13\n"
+            "(2,2,.,.) = \n" +
+                std::string(kLibtorch2 ? " 12  13\n" : "  12  13\n") +
             "  14  15\n"
             "[ CPULongType{2,2,2,2} ]",
             "t4");

@@ -55,7 +55,8 @@ trap 'rm -rf "$tmp"' EXIT
 # -O0: the programs are small; libtorch's headers dominate the compile time, so compat.h (which includes
 # them) is precompiled once for the libtorch builds, and each program is compiled from a copy beside it
 # (a quoted include resolves next to the source first, where the .gch then is).
-torch_flags=(-std=$std -O0 -D_GLIBCXX_USE_CXX11_ABI=$abi -I"$torch_inc" -I"$torch_api_inc")
+# -pthread here too: it defines _REENTRANT, and a header precompiled without it is not used.
+torch_flags=(-std=$std -O0 -pthread -D_GLIBCXX_USE_CXX11_ABI=$abi -I"$torch_inc" -I"$torch_api_inc")
 mkdir "$tmp/libtorch-src"
 cp "$here"/compat.h "$here"/*.cpp "$tmp/libtorch-src/"
 pch_start=$SECONDS

@@ -63,7 +63,8 @@ train_for_a_while() {
   build_example "$name" "$examples/$name/$name.cpp" || return 0
   mnist_data "$tmp/$name"
   local rc=0
-  (cd "$tmp/$name" && timeout "$seconds" "./$name" "$@" > run.log 2>&1) || rc=$?
+  # Unbuffered: the examples print with printf, whose buffer a timeout would otherwise lose.
+  (cd "$tmp/$name" && timeout "$seconds" stdbuf -o0 "./$name" "$@" > run.log 2>&1) || rc=$?
   if [[ $rc != 0 && $rc != 124 ]]; then
     report FAIL "$name: exited with $rc:"; tail -20 "$tmp/$name/run.log"
   elif ! grep -Eq "$progress" "$tmp/$name/run.log" || grep -qiw 'nan' "$tmp/$name/run.log"; then

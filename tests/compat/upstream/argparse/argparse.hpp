@@ -18,8 +18,6 @@ class Argument {
   template <char, class T>
   Argument& scan() { return *this; }
 
- private:
-  friend class ArgumentParser;
   std::string help_;
   std::int64_t value_ = 0;
 };
