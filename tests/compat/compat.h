@@ -59,6 +59,18 @@ inline bool close(const torch::Tensor& a, const torch::Tensor& b, double tol = 1
 
 inline bool near(double a, double b, double tol = 1e-6) { return std::abs(a - b) <= tol * (1.0 + std::abs(b)); }
 
+// Deterministic weights (the random streams differ between the libraries): each parameter filled with
+// 0.3 * sin(0.37 * k + offset), the offset counting parameters in order.
+inline void fill_weights(torch::nn::Module& m) {
+  torch::NoGradGuard no_grad;
+  double offset = 0;
+  for (auto& item : m.named_parameters()) {
+    auto p = item.value();
+    p.copy_(torch::arange(p.numel(), torch::kFloat32).mul(0.37).add(offset).sin().mul(0.3).view_as(p));
+    offset += 1;
+  }
+}
+
 // Prints the program's verdict and returns its exit status.
 inline int finish(const char* program) {
   if (g_failed) {

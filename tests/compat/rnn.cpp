@@ -7,17 +7,6 @@ using namespace compat;
 
 namespace {
 
-// Deterministic weights: each parameter filled with 0.3 * sin(0.37 * k + offset).
-void fill_weights(torch::nn::Module& m) {
-  torch::NoGradGuard no_grad;
-  double offset = 0;
-  for (auto& item : m.named_parameters()) {
-    auto p = item.value();
-    p.copy_(torch::arange(p.numel(), torch::kFloat32).mul(0.37).add(offset).sin().mul(0.3).view_as(p));
-    offset += 1;
-  }
-}
-
 torch::Tensor input_values(std::vector<int64_t> sizes) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
