@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/run_cohort.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::Printed;
@@ -41,7 +42,7 @@ std::vector<std::string> train_flags(const fs::path& out, const std::vector<std:
 std::pair<int, std::string> run_with_stdout_to(const std::string& args, const std::string& target) {
   const fs::path err = fresh_dir("stdout") / "err";
   fs::create_directories(err.parent_path());
-  const int status = std::system((std::string(COHORT_BINARY) + " " + args + " >" + target + " 2>" + err.string()).c_str());
+  const int status = std::system((cohort::testing::cohort_binary() + " " + args + " >" + target + " 2>" + err.string()).c_str());
   std::ifstream in(err);
   std::stringstream text;
   text << in.rdbuf();

@@ -14,6 +14,7 @@
 
 #include "cohort/core/cpu_budget.h"
 #include "run_cohort.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace {
@@ -97,9 +98,9 @@ TEST(CpuQuota, TheProgramCountsTheQuotaNotTheCpus) {
   const fs::path dir = cohort::testing::fresh_test_dir("cpu-quota", "run");
   fs::create_directories(dir);
 
-  const Finished info = run_process(inside(*cgroup, {COHORT_BINARY, "info"}), dir, "info");
+  const Finished info = run_process(inside(*cgroup, {cohort::testing::cohort_binary(), "info"}), dir, "info");
   const Finished train =
-      run_process(inside(*cgroup, {COHORT_BINARY, "train", "--dataset", "synthetic", "--limit", "256", "--batch-size",
+      run_process(inside(*cgroup, {cohort::testing::cohort_binary(), "train", "--dataset", "synthetic", "--limit", "256", "--batch-size",
                                    "32", "--model", "lenet", "--epochs", "1", "--no-progress", "--out",
                                    (dir / "train").string()}),
                   dir, "train");

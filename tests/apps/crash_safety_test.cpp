@@ -31,6 +31,7 @@
 #include "app/data_setup.h"
 #include "app/optim_setup.h"
 #include "app/run_checkpoint.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::metrics_of;
@@ -79,7 +80,7 @@ struct Child {
 // Starts the cohort program with stdout and stderr in `log`; with fsize > 0, every file it writes is
 // limited to fsize bytes (a write past it fails with EFBIG, as on a full disk).
 Child spawn(const std::vector<std::string>& args, const fs::path& log, rlim_t fsize = 0) {
-  std::vector<std::string> all = {COHORT_BINARY};
+  std::vector<std::string> all = {cohort::testing::cohort_binary()};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());

@@ -27,6 +27,7 @@
 #include "support/subprocess.h"
 
 #include "app/run_checkpoint.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::Finished;
@@ -41,7 +42,7 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 std::vector<std::string> train_flags(const fs::path& out, std::vector<std::string> more = {}) {
-  std::vector<std::string> flags = {COHORT_BINARY, "train", "--dataset", "synthetic", "--limit", "512",
+  std::vector<std::string> flags = {cohort::testing::cohort_binary(), "train", "--dataset", "synthetic", "--limit", "512",
                                     "--batch-size", "32", "--model", "lenet", "--lr", "0.05", "--workers", "0",
                                     "--threads", "1", "--log-every", "4", "--no-progress", "--out", out.string()};
   flags.insert(flags.end(), more.begin(), more.end());
@@ -49,7 +50,7 @@ std::vector<std::string> train_flags(const fs::path& out, std::vector<std::strin
 }
 
 std::vector<std::string> launched(int processes, std::vector<std::string> command) {
-  std::vector<std::string> argv = {COHORT_BINARY, "launch", "--nproc-per-node", std::to_string(processes), "--"};
+  std::vector<std::string> argv = {cohort::testing::cohort_binary(), "launch", "--nproc-per-node", std::to_string(processes), "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
 }
@@ -87,7 +88,7 @@ TEST(DistributedTrainer, TheCharLSTMsCarriedStateFollowsItsStreamsAcrossProcesse
     for (int i = 0; i < 40; ++i) out << "the cat sat on the mat " << i << ".\nthe dog ate the log.\n";
   }
   auto flags = [&](const fs::path& out, std::vector<std::string> more) {
-    std::vector<std::string> f = {COHORT_BINARY, "train", "--model", "char-lstm", "--dataset",
+    std::vector<std::string> f = {cohort::testing::cohort_binary(), "train", "--model", "char-lstm", "--dataset",
                                   "text:" + (dir / "corpus").string(), "--seq-len", "16", "--batch-size", "8",
                                   "--optimizer", "sgd", "--lr", "0.5", "--threads", "1", "--workers", "0",
                                   "--log-every", "1", "--no-progress", "--out", out.string(), "--epochs", "1"};
@@ -104,7 +105,7 @@ TEST(DistributedTrainer, TheCharLSTMsCarriedStateFollowsItsStreamsAcrossProcesse
   ASSERT_EQ(at.progress.step, 3);
   ASSERT_EQ(at.progress.carried.size(), 2u);
   EXPECT_EQ(at.progress.carried[0].size(0), 8);  // every stream's row, not rank 0's 4
-  Finished resumed = run_process(launched(2, {COHORT_BINARY, "train", "--resume", two.string(), "--no-progress"}), dir,
+  Finished resumed = run_process(launched(2, {cohort::testing::cohort_binary(), "train", "--resume", two.string(), "--no-progress"}), dir,
                                  "resumed");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
   cohort::testing::expect_same_run(one, two, 8 * 16);
@@ -137,7 +138,7 @@ TEST(DistributedTrainer, AMultiProcessRunResumesFromRankZerosCheckpoint) {
   Finished first = run_process(launched(2, train_flags(split, {"--epochs", "1"})), dir, "first");
   ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
   Finished second = run_process(
-      launched(2, {COHORT_BINARY, "train", "--resume", split.string(), "--epochs", "2", "--no-progress"}), dir, "second");
+      launched(2, {cohort::testing::cohort_binary(), "train", "--resume", split.string(), "--epochs", "2", "--no-progress"}), dir, "second");
   ASSERT_EQ(second.exit_code, 0) << second.err << second.out;
   EXPECT_THAT(second.err, HasSubstr("[rank 0] cohort: resumed"));
   expect_same_run(whole, split);
@@ -227,7 +228,7 @@ TEST(DistributedTrainer, AnInterruptedLaunchStopsEveryRankAfterTheSameStepAndRes
   EXPECT_THAT(text(), Not(HasSubstr("SIGKILL")));
   if (step >= 32) return;  // past the two epochs to compare with
   Finished resumed = run_process(
-      launched(2, {COHORT_BINARY, "train", "--resume", run.string(), "--epochs", "2", "--no-progress"}), dir, "resumed");
+      launched(2, {cohort::testing::cohort_binary(), "train", "--resume", run.string(), "--epochs", "2", "--no-progress"}), dir, "resumed");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
   expect_same_run(whole, run);
 }

@@ -23,6 +23,7 @@
 
 #include "app/data_setup.h"
 #include "app/run_checkpoint.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
@@ -54,7 +55,7 @@ bool check_language_model(const fs::path& dir, const fs::path& file, const Tenso
   if (probe.exit_code != 0) return false;
   io::save_npy(dir / "ids.npy", ids);
   io::save_npy(dir / "expected.npy", expected);
-  std::vector<std::string> args{"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py", file.string(),
+  std::vector<std::string> args{"/usr/bin/python3", cohort::testing::fixtures_dir() + "/check_onnx.py", file.string(),
                                 (dir / "ids.npy").string(), (dir / "expected.npy").string(), "--numpy",
                                 "--opencv-may-refuse", "--argmax"};
   args.insert(args.end(), flags.begin(), flags.end());

@@ -21,6 +21,7 @@
 #include "app/data_setup.h"
 #include "app/pytorch_snippet.h"
 #include "app/run_checkpoint.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
@@ -104,7 +105,7 @@ void check_round_trip(const std::string& model, const std::vector<std::string>& 
   io::save_npy(dir / "y.npy", y);
   std::ofstream(dir / "printed.txt") << p.out;
   const Finished check =
-      run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_pytorch_export.py",
+      run_process({"/usr/bin/python3", cohort::testing::fixtures_dir() + "/check_pytorch_export.py",
                    (dir / "printed.txt").string(), file.string(), (dir / "x.npy").string(), (dir / "y.npy").string()},
                   dir, "check", std::chrono::seconds(300));
   EXPECT_EQ(check.exit_code, 0) << p.out << check.out << check.err;

@@ -30,6 +30,7 @@
 #include "app/data_spec.h"
 #include "app/predict.h"
 #include "app/run_checkpoint.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
@@ -106,7 +107,7 @@ TEST_F(Export, WritesTheCheckpointsModel) {
   if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 lacks onnx or cv2: " << probe.err;
   io::save_npy(dir / "x.npy", x);
   io::save_npy(dir / "y.npy", y);
-  const Finished check = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py",
+  const Finished check = run_process({"/usr/bin/python3", cohort::testing::fixtures_dir() + "/check_onnx.py",
                                       file.string(), (dir / "x.npy").string(), (dir / "y.npy").string()},
                                      dir, "check", std::chrono::seconds(300));
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
@@ -242,7 +243,7 @@ TEST(ExportTable, RawCsvRowsThroughTheFileGivePredictsAnswers) {
   io::save_npy(dir / "rows.npy", rows);
   io::save_npy(dir / "logits.npy", logits);
   const Finished check = run_process(
-      {"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py", file.string(),
+      {"/usr/bin/python3", cohort::testing::fixtures_dir() + "/check_onnx.py", file.string(),
        (dir / "rows.npy").string(), (dir / "logits.npy").string(), "--argmax", "--metadata",
        "classes=[\"inside\",\"outside\"]", "--metadata", "feature_columns=[\"a\",\"b\",\"noise\"]"},
       dir, "check", std::chrono::seconds(300));

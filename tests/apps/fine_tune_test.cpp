@@ -16,6 +16,7 @@
 #include "app/config.h"
 #include "app/fine_tune.h"
 #include "app/run_checkpoint.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -23,7 +24,7 @@ using ::testing::HasSubstr;
 namespace cohort::testing {
 namespace {
 
-fs::path pytorch_lenet() { return fs::path(COHORT_FIXTURES_DIR) / "torch" / "pytorch_lenet.pt"; }
+fs::path pytorch_lenet() { return fs::path(cohort::testing::fixtures_dir()) / "torch" / "pytorch_lenet.pt"; }
 
 std::vector<std::string> train_flags(const fs::path& out, const std::vector<std::string>& more) {
   std::vector<std::string> flags = {"train", "--dataset", "synthetic", "--limit", "64", "--batch-size", "32",

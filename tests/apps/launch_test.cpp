@@ -26,6 +26,7 @@
 #include "cohort/core/device.h"
 
 #include "app/cli.h"
+#include "support/paths.h"
 
 namespace fs = std::filesystem;
 using cohort::app::launch;
@@ -131,7 +132,7 @@ class ScopedEnv {
 
 // The cohort binary running `launch <args>` as a child, its stdout and stderr in files of `dir`.
 pid_t start_cohort_launch(const fs::path& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), {COHORT_BINARY, "launch"});
+  args.insert(args.begin(), {cohort::testing::cohort_binary(), "launch"});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

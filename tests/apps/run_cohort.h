@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/cli.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace cohort::testing {
@@ -46,7 +47,7 @@ inline std::pair<int, std::string> run_cohort(std::vector<std::string> args) {
 
 // The cohort program (not in-process) with `args`, as spawn_process.
 inline pid_t spawn_cohort(std::vector<std::string> args, const std::filesystem::path& log) {
-  args.insert(args.begin(), COHORT_BINARY);
+  args.insert(args.begin(), cohort::testing::cohort_binary());
   return spawn_process(std::move(args), log);
 }
 

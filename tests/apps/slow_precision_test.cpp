@@ -10,6 +10,7 @@
 
 #include "cohort/ops/backend.h"
 #include "run_cohort.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace {
@@ -21,7 +22,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::vector<std::string> train(const fs::path& out, const std::string& precision) {
-  return {COHORT_BINARY, "train", "--dataset", "synthetic", "--limit", "128", "--batch-size", "32", "--model", "lenet",
+  return {cohort::testing::cohort_binary(), "train", "--dataset", "synthetic", "--limit", "128", "--batch-size", "32", "--model", "lenet",
           "--epochs", "1", "--threads", "1", "--precision", precision, "--no-progress", "--out", out.string()};
 }
 
@@ -39,7 +40,7 @@ size_t count(const std::string& text, const std::string& what) {
 TEST(SlowPrecision, WithoutBfloat16InstructionsInfoAndTrainingSaySo) {
   const fs::path dir = cohort::testing::fresh_test_dir("slow-precision", "avx2");
   fs::create_directories(dir);
-  const Finished info = run_process(with_avx2_only({COHORT_BINARY, "info"}), dir, "info");
+  const Finished info = run_process(with_avx2_only({cohort::testing::cohort_binary(), "info"}), dir, "info");
   EXPECT_EQ(info.exit_code, 0) << info.err;
   EXPECT_THAT(info.out, HasSubstr("ISA in use: avx2"));
   EXPECT_THAT(info.out, HasSubstr("bfloat16: no native instructions"));

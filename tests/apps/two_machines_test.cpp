@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "apps/same_run.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -207,7 +208,7 @@ class TwoMachines : public ::testing::Test {
 
   // The `cohort train` flags of the runs here; `out` is on the file system both nodes share.
   static std::vector<std::string> train(const fs::path& out, int epochs) {
-    return {COHORT_BINARY, "train", "--dataset", "synthetic", "--limit", "512", "--batch-size", "32", "--model",
+    return {cohort::testing::cohort_binary(), "train", "--dataset", "synthetic", "--limit", "512", "--batch-size", "32", "--model",
             "lenet", "--lr", "0.05", "--epochs", std::to_string(epochs), "--workers", "0", "--threads", "1",
             "--log-every", "4", "--no-progress", "--out", out.string()};
   }
@@ -218,7 +219,7 @@ class TwoMachines : public ::testing::Test {
     std::vector<std::string> argv = {
         kIp, "netns", "exec", net_->ns(k), kUnshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--uts",
         "/bin/sh", "-c", "hostname cohort-node" + std::to_string(k) + " && exec \"$@\"", "sh", "env",
-        "GLOO_SOCKET_IFNAME=" + net_->iface(k), "COHORT_RUN_ID=" + run_id, COHORT_BINARY, "launch",
+        "GLOO_SOCKET_IFNAME=" + net_->iface(k), "COHORT_RUN_ID=" + run_id, cohort::testing::cohort_binary(), "launch",
         "--nproc-per-node", std::to_string(nproc), "--nnodes", "2", "--node-rank", std::to_string(k),
         "--master-addr", Network::address(0), "--master-port", "29500", "--store", store(), "--threads", "1",
         "--timeout", (std::ostringstream() << timeout).str(), "--"};

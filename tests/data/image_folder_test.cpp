@@ -26,6 +26,7 @@
 #include "cohort/optim/adam.h"
 #include "io/io_test_util.h"
 #include "support/error_of.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 using namespace cohort;
@@ -150,7 +151,7 @@ TEST_F(ImageFolderTest, SmallCnnLearnsTheShapesDataSet) {
   const auto probe = cohort::testing::run_process({"/usr/bin/python3", "-c", "import PIL, numpy"}, dir_, "probe",
                                                   std::chrono::seconds(120));
   if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 has no PIL (scripts/install-deps.sh installs python3-pil)";
-  const std::string script = std::string(COHORT_FIXTURES_DIR) + "/../../scripts/make_shapes_dataset.py";
+  const std::string script = cohort::testing::fixtures_dir() + "/../../scripts/make_shapes_dataset.py";
   const auto made = cohort::testing::run_process({"/usr/bin/python3", script, path("shapes").string(), "--train", "200",
                                                   "--val", "40", "--min-size", "32", "--max-size", "64"},
                                                  dir_, "make", std::chrono::seconds(300));

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/paths.h"
+
 extern char** environ;
 
 namespace cohort::testing {
@@ -83,7 +85,7 @@ inline Ranks run_ranks(int world_size, const std::string& scenario, const std::m
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    std::string binary = COHORT_DDP_WORKER;
+    std::string binary = cohort::testing::ddp_worker();
     std::vector<char*> argv{binary.data(), const_cast<char*>(scenario.c_str()), nullptr};
     int rc = posix_spawn(&pids[r], binary.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);

@@ -15,6 +15,7 @@
 
 #include "cohort/io/image_decode.h"
 #include "cohort/io/npy.h"
+#include "support/paths.h"
 
 using namespace cohort;
 using namespace cohort::testing;
@@ -22,7 +23,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-const std::string kDir = std::string(COHORT_FIXTURES_DIR) + "/images/";
+const std::string kDir = cohort::testing::fixtures_dir() + "/images/";
 
 // Largest |a - b| over all pixels; -1 when the shapes differ.
 int max_diff(const Tensor& got, const Tensor& want) {

@@ -13,12 +13,13 @@
 
 #include "cohort/core/tensor.h"
 #include "cohort/ops/creation.h"
+#include "support/paths.h"
 
 namespace cohort::testing {
 
 namespace fs = std::filesystem;
 
-inline fs::path io_fixture(const std::string& name) { return fs::path(COHORT_FIXTURES_DIR) / "io" / name; }
+inline fs::path io_fixture(const std::string& name) { return fs::path(cohort::testing::fixtures_dir()) / "io" / name; }
 
 // Same values as reference_tensors() in generate_io.py.
 inline std::map<std::string, Tensor> reference_tensors() {

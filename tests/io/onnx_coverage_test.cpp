@@ -24,6 +24,7 @@
 #include "io/io_test_util.h"
 #include "io/onnx_test_util.h"
 #include "support/op_table.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace cohort::testing {
@@ -149,7 +150,7 @@ TEST_F(OnnxCoverage, EveryTracedOpOfTheOpTableIsExportedOrRefusedByName) {
   const auto& [python, unavailable] = test_peers_python();
   if (python.empty()) GTEST_SKIP() << "the exported rows are not run: no onnxruntime: " << unavailable;
   std::ofstream(path("manifest.json")) << manifest.dump(1);
-  const Finished check = run_process({python, std::string(COHORT_FIXTURES_DIR) + "/check_onnxruntime_batch.py",
+  const Finished check = run_process({python, cohort::testing::fixtures_dir() + "/check_onnxruntime_batch.py",
                                       path("manifest.json").string()},
                                      dir_, "onnxruntime", std::chrono::seconds(600));
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;

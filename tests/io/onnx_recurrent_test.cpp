@@ -17,6 +17,7 @@
 #include "io/io_test_util.h"
 #include "io/onnx_test_util.h"
 #include "support/error_of.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace cohort::testing {
@@ -62,7 +63,7 @@ class OnnxRecurrent : public ScratchDir, public ::testing::WithParamInterface<Va
     if (probe.exit_code == 0) {
       io::save_npy(path("x.npy"), x);
       io::save_npy(path("y.npy"), y);
-      const Finished numpy = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py",
+      const Finished numpy = run_process({"/usr/bin/python3", cohort::testing::fixtures_dir() + "/check_onnx.py",
                                           file.string(), path("x.npy").string(), path("y.npy").string(), "--numpy",
                                           "--opencv-may-refuse"},
                                          dir_, "check", std::chrono::seconds(300));

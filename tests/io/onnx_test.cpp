@@ -15,10 +15,10 @@
 #include "cohort/io/onnx.h"
 #include "cohort/models/model.h"
 #include "cohort/nn/activation.h"
+#include "cohort/nn/attention.h"
 #include "cohort/nn/batchnorm.h"
 #include "cohort/nn/conv.h"
 #include "cohort/nn/linear.h"
-#include "cohort/nn/attention.h"
 #include "cohort/nn/rnn.h"
 #include "cohort/ops/activation.h"
 #include "cohort/ops/creation.h"
@@ -26,11 +26,12 @@
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/pooling.h"
 #include "cohort/ops/reduction.h"
-#include "support/error_of.h"
 #include "cohort/ops/shape.h"
 #include "io/io_test_util.h"
 #include "io/onnx_test_util.h"
 #include "support/error_of.h"
+#include "support/error_of.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace cohort::testing {
@@ -52,7 +53,7 @@ class Onnx : public ScratchDir {
                    << probe.err;
     io::save_npy(path("x.npy"), x);
     io::save_npy(path("expected.npy"), expected);
-    std::vector<std::string> args{"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/check_onnx.py",
+    std::vector<std::string> args{"/usr/bin/python3", cohort::testing::fixtures_dir() + "/check_onnx.py",
                                   model.string(), path("x.npy").string(), path("expected.npy").string()};
     args.insert(args.end(), flags.begin(), flags.end());
     const Finished check = run_process(args, dir_, "check", std::chrono::seconds(300));

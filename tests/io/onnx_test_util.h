@@ -16,6 +16,7 @@
 #include "cohort/io/npy.h"
 #include "cohort/nn/module.h"
 #include "cohort/ops/creation.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "support/test_peers.h"
 
@@ -57,7 +58,7 @@ inline void check_in_onnxruntime(const std::filesystem::path& dir, const std::fi
   const std::string stem = model.stem().string();
   io::save_npy(dir / (stem + ".x.npy"), x);
   io::save_npy(dir / (stem + ".expected.npy"), expected);
-  std::vector<std::string> args{python, std::string(COHORT_FIXTURES_DIR) + "/check_onnxruntime.py", model.string(),
+  std::vector<std::string> args{python, cohort::testing::fixtures_dir() + "/check_onnxruntime.py", model.string(),
                                 (dir / (stem + ".x.npy")).string(), (dir / (stem + ".expected.npy")).string()};
   args.insert(args.end(), flags.begin(), flags.end());
   auto add = [&](const char* flag, const NamedTensor& t) {

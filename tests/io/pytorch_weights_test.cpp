@@ -14,6 +14,7 @@
 #include "io/io_test_util.h"
 #include "io/onnx_test_util.h"
 #include "support/error_of.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace cohort::testing {
@@ -21,7 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-fs::path torch_fixture(const std::string& name) { return fs::path(COHORT_FIXTURES_DIR) / "torch" / name; }
+fs::path torch_fixture(const std::string& name) { return fs::path(cohort::testing::fixtures_dir()) / "torch" / name; }
 
 class PytorchWeights : public ScratchDir {};
 
@@ -73,7 +74,7 @@ TEST_F(PytorchWeights, Resnet18FromPytorch) {
   const Finished probe = run_process({"/usr/bin/python3", "-c", "import torch"}, dir_, "probe",
                                      std::chrono::seconds(120));
   if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 has no torch: " << probe.err;
-  const Finished gen = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/generate_pytorch_weights.py",
+  const Finished gen = run_process({"/usr/bin/python3", cohort::testing::fixtures_dir() + "/generate_pytorch_weights.py",
                                     "--out", dir_.string(), "--only", "resnet18"},
                                    dir_, "generate", std::chrono::seconds(300));
   ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;
@@ -90,7 +91,7 @@ TEST_F(PytorchWeights, ReadmeSnippetOnTorchvisionsResnet18) {
   const Finished probe = run_process({"/usr/bin/python3", "-c", "import torchvision"}, dir_, "probe",
                                      std::chrono::seconds(120));
   if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 has no torchvision: " << probe.err;
-  const Finished gen = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/generate_pytorch_weights.py",
+  const Finished gen = run_process({"/usr/bin/python3", cohort::testing::fixtures_dir() + "/generate_pytorch_weights.py",
                                     "--out", dir_.string(), "--only", "torchvision-resnet18"},
                                    dir_, "generate", std::chrono::seconds(300));
   ASSERT_EQ(gen.exit_code, 0) << gen.out << gen.err;

@@ -13,6 +13,7 @@
 #include "io/record_file.h"
 #include "io_test_util.h"
 #include "support/error_of.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 #include "support/test_peers.h"
 
@@ -119,7 +120,7 @@ TEST_F(TensorBoard, TensorBoardsLoaderReadsTheFile) {
     tb.add_scalar("accuracy", 0.875, 6);
     tb.add_image("grid", full({3, 8, 9}, 0.25), 7);
   }
-  const Finished f = run_process({python, std::string(COHORT_FIXTURES_DIR) + "/check_tensorboard.py", file.string()},
+  const Finished f = run_process({python, cohort::testing::fixtures_dir() + "/check_tensorboard.py", file.string()},
                                  dir_, "tensorboard", std::chrono::seconds(120));
   ASSERT_EQ(f.exit_code, 0) << f.err;
   const auto got = nlohmann::json::parse(f.out);

@@ -22,6 +22,7 @@
 
 #include "cohort/core/storage.h"
 #include "cohort/io/torch_file.h"
+#include "support/paths.h"
 
 using namespace cohort;
 using namespace cohort::testing;
@@ -264,7 +265,7 @@ TEST_F(TorchFileHostile, OversizedVersionRecordIsRefused) {
 
 TEST_F(TorchFileHostile, ReZippedArchiveWithinTheCapLoads) {
   // PyTorch's conv_net.pt with every record deflated, as a zip tool would write it: still read.
-  io::detail::ZipReader zip(fs::path(COHORT_FIXTURES_DIR) / "torch" / "conv_net.pt", "test");
+  io::detail::ZipReader zip(fs::path(cohort::testing::fixtures_dir()) / "torch" / "conv_net.pt", "test");
   std::vector<Record> records;
   for (const auto& name : zip.names()) records.push_back({name, zip.read(name), 1, true});
   EXPECT_EQ(read_limited(zip_of(records)), "<no error>");
@@ -273,7 +274,7 @@ TEST_F(TorchFileHostile, ReZippedArchiveWithinTheCapLoads) {
 // PyTorch's own files, from torch.save and libtorch's torch::save, need a small share of the
 // unpickler's budget: the caps leave real files far from the line.
 TEST_F(TorchFileHostile, RealFilesUseASmallShareOfTheBudget) {
-  const fs::path dir = fs::path(COHORT_FIXTURES_DIR) / "torch";
+  const fs::path dir = fs::path(cohort::testing::fixtures_dir()) / "torch";
   int files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".pt" || entry.path().filename() == "pickled_module.pt") continue;

@@ -29,6 +29,7 @@
 #include "cohort/ops/reduction.h"
 #include "cohort/optim/adam.h"
 #include "cohort/optim/sgd.h"
+#include "support/paths.h"
 
 using namespace cohort;
 using namespace cohort::testing;
@@ -36,7 +37,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-fs::path torch_fixture(const std::string& name) { return fs::path(COHORT_FIXTURES_DIR) / "torch" / name; }
+fs::path torch_fixture(const std::string& name) { return fs::path(cohort::testing::fixtures_dir()) / "torch" / name; }
 const nlohmann::json& expected() { return load_fixture("torch/torch.json"); }
 
 // The net of generate_torch_files.py.
@@ -395,7 +396,7 @@ TEST_F(TorchFile, PythonReadsCohortFiles) {
   const Finished probe = run_process({"/usr/bin/python3", "-c", "import torch"}, dir_, "probe", std::chrono::seconds(120));
   if (probe.exit_code != 0)
     GTEST_SKIP() << "/usr/bin/python3 has no torch (scripts/install-deps.sh --oracle installs python3-torch): " << probe.err;
-  const Finished check = run_process({"/usr/bin/python3", std::string(COHORT_FIXTURES_DIR) + "/generate_torch_files.py",
+  const Finished check = run_process({"/usr/bin/python3", cohort::testing::fixtures_dir() + "/generate_torch_files.py",
                                       "--check", dir.string()},
                                      dir_, "check", std::chrono::seconds(240));
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;

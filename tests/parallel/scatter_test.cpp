@@ -19,6 +19,7 @@
 
 #include "support/devices.h"
 #include "support/error_of.h"
+#include "support/paths.h"
 
 using namespace cohort;
 using cohort::testing::error_of;
@@ -219,7 +220,7 @@ TEST_F(ParallelScatter, DeviceErrorsComeFromThePlan) {
 // The static_asserts' messages are the API for misused types: compile a good and a bad program, read them.
 TEST_F(ParallelScatter, MisusedTypesDoNotCompileAndTheMessagesNameTheFix) {
   namespace fs = std::filesystem;
-  const fs::path include = fs::path(COHORT_FIXTURES_DIR) / ".." / ".." / "include";
+  const fs::path include = fs::path(cohort::testing::fixtures_dir()) / ".." / ".." / "include";
   const char* cxx = std::getenv("CXX");
   auto compile = [&](const std::string& body) {
     fs::path src = fs::temp_directory_path() / ("cohort_scatter_refusal_" + std::to_string(::getpid()) + ".cpp");

@@ -11,6 +11,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/ops/creation.h"
 #include "support/gradcheck.h"
+#include "support/paths.h"
 
 namespace cohort::testing {
 
@@ -22,7 +23,7 @@ const json& load_fixture(const std::string& file) {
   std::lock_guard<std::mutex> l(m);
   auto it = cache.find(file);
   if (it != cache.end()) return it->second;
-  const std::string path = std::string(COHORT_FIXTURES_DIR) + "/" + file;
+  const std::string path = cohort::testing::fixtures_dir() + "/" + file;
   std::ifstream f(path);
   if (!f) throw std::runtime_error("cannot open the fixture " + path);
   return cache.emplace(file, json::parse(f)).first->second;

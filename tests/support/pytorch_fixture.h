@@ -12,7 +12,7 @@
 
 namespace cohort::testing {
 
-// The parsed fixture file (from COHORT_FIXTURES_DIR), read once; throws if missing or invalid.
+// The parsed fixture file (under tests/fixtures), read once; throws if missing or invalid.
 const nlohmann::json& load_fixture(const std::string& file);
 
 DType dtype_named(const std::string& name);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace cohort::testing {
@@ -15,7 +16,7 @@ const std::pair<std::string, std::string>& test_peers_python() {
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("cohort_test_peers_venv_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    const std::string script = std::string(COHORT_FIXTURES_DIR) + "/../../scripts/test_peers_venv.sh";
+    const std::string script = cohort::testing::fixtures_dir() + "/../../scripts/test_peers_venv.sh";
     const Finished f = run_process({"/bin/bash", script}, dir, "venv", std::chrono::seconds(900));
     std::filesystem::remove_all(dir);
     std::string last = f.out;
