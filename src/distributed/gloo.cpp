@@ -16,9 +16,11 @@
 // ends badly is closed by a "closed" key that says why; a rank starts at the first generation that is
 // not closed. A rank that fails (a timeout, an error) closes it as "failed": the ranks still waiting
 // there go on to their own timeout and name who never came, and the next attempt starts afresh. A rank
-// that finds keys of an earlier, killed attempt (its own "proc/" key, or a peer address that refuses
-// connections) closes it as "stale": the ranks waiting there see that and move on with it to the next
-// generation, a few times at most. A rank key held by a process that is alive on this host is another
+// that finds keys of an earlier, killed attempt (its own "proc/" key, a peer's whose process on this
+// host has exited, or a peer address that refuses connections) closes it as "stale": the ranks waiting
+// there see that and move on with it to the next generation, a few times at most. The exited peer is
+// looked for before connecting: a dead peer's port may already be another process's listener (ports
+// are reused), and a connection there is accepted but never answered, so only the timeout would end it. A rank key held by a process that is alive on this host is another
 // process with the same rank: an error, not a stale key.
 #include "cohort/distributed/gloo.h"
 
@@ -437,6 +439,13 @@ ProcessGroupGloo::ProcessGroupGloo(const ProcessGroupOptions& options)
                                       "another run id (COHORT_RUN_ID)"));
         throw StaleGeneration(detail::str("rank ", me, "'s key of an earlier attempt (process ", escape_text(before.process),
                                           " on ", escape_text(before.host), ") is still in the store"));
+      }
+      for (int r = 0; r < n; ++r) {
+        if (r == me || !impl_->store->has({proc_key(r)})) continue;
+        const Peer peer = Peer::parse(impl_->store->get(proc_key(r)));
+        if (has_exited(peer.process, impl_->peers[me].process))
+          throw StaleGeneration(detail::str("rank ", r, "'s key of an earlier attempt (process ",
+                                            escape_text(peer.process), ", which has exited) is still in the store"));
       }
       impl_->context = std::make_shared<gloo::rendezvous::Context>(me, n);
       impl_->context->setTimeout(timeout());
