@@ -118,6 +118,9 @@
 #include "cohort/nn/utils.h"
 #include "cohort/nn/utils/rnn.h"
 
+// profiler: where the time goes (torch.profiler)
+#include "cohort/profiler/profiler.h"
+
 // utils: activation checkpointing (torch.utils.checkpoint)
 #include "cohort/utils/checkpoint.h"
 

@@ -41,6 +41,7 @@
 #include "core/device_executor.h"
 #include "core/wait_policy.h"
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/profiling.h"
 #include "cohort/core/threads.h"
 #include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
@@ -169,6 +170,8 @@ void execute(GraphTask* task, Node* node) {
         Node* previous_node = t_current_node;
         t_current_node = node;
         try {
+          profiling::Scope profile(node->name(), profiling::Kind::Backward);
+          if (profile) profile.inputs({grad});
           grads = node->apply(std::move(grad));
         } catch (...) {
           t_current_node = previous_node;

@@ -46,7 +46,7 @@ TracerGuard::~TracerGuard() {
   traced_depth = 0;
 }
 
-OpScope::OpScope(const char* op) noexcept : op_(op) {
+OpScope::OpScope(const char* op) noexcept : op_(op), profile_(op) {
   if (active_tracer == nullptr) return;
   entered_ = true;
   if (traced_depth++ == 0) tracer_ = active_tracer;
@@ -58,6 +58,7 @@ OpScope::~OpScope() {
 
 void OpScope::record(std::vector<Tensor> inputs, const Tensor& output, std::vector<Attr> attrs,
                      std::vector<Tensor> extra_outputs) {
+  if (profile_) profile_.inputs(inputs);
   if (tracer_) tracer_->record(Record{op_, std::move(inputs), output, std::move(attrs), std::move(extra_outputs)});
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cohort/core/error.h"
+#include "cohort/core/profiling.h"
 #include "cohort/core/storage.h"
 
 namespace cohort::detail {
@@ -211,6 +212,7 @@ void* device_allocate(Device device, size_t nbytes) {
     data = allocate_once(m, nbytes);
     if (!data) return nullptr;
   }
+  profiling::detail::count_allocation(static_cast<int64_t>(nbytes));
   int64_t now = m.allocated.fetch_add(static_cast<int64_t>(nbytes)) + static_cast<int64_t>(nbytes);
   m.count.fetch_add(1);
   int64_t peak = m.peak.load();

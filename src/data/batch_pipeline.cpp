@@ -8,6 +8,7 @@
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
 #include "cohort/core/generator.h"
+#include "cohort/core/profiling.h"
 #include "cohort/core/threads.h"
 #include "cohort/data/sampler.h"
 
@@ -64,6 +65,7 @@ void BatchPipeline::shutdown() {
 
 std::shared_ptr<void> BatchPipeline::load(int64_t batch, int64_t worker) {
   NoGradGuard no_grad;  // also in the caller's thread: a loaded batch is data, never part of a graph
+  profiling::Scope profile("dataloader.load_batch", profiling::Kind::User);
   Generator parent(batch_seed(options_.seed, options_.epoch, batch));
   ThreadGeneratorScope scope(parent);
   return load_(batch, worker, stop_);
@@ -98,6 +100,7 @@ void BatchPipeline::work(int64_t first, int64_t workers) {
 
 std::shared_ptr<void> BatchPipeline::take() {
   COHORT_ASSERT(!done() && !stop_);
+  profiling::Scope profile("dataloader.next", profiling::Kind::User);  // the wait for a batch, or its loading
   if (threads_.empty()) {
     std::shared_ptr<void> b = load(next_, 0);
     ++next_;

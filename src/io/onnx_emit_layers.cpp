@@ -102,6 +102,10 @@ void emit_softmax(Graph& g, const trace::Record& r) {
   g.emit(r.output, r.op == "softmax" ? "Softmax" : "LogSoftmax", {x}, {Attribute::i("axis", r.int_attr("dim"))});
 }
 
+void emit_matmul(Graph& g, const trace::Record& r) {
+  g.emit(r.output, "MatMul", {g.value(r.inputs[0], r.op), g.value(r.inputs[1], r.op)});
+}
+
 }  // namespace
 
 EmitterList layer_emitters() {
@@ -109,9 +113,8 @@ EmitterList layer_emitters() {
       {"conv1d", emit_conv},
       {"conv2d", emit_conv},
       {"linear", emit_linear},
-      {"matmul", [](Graph& g, const trace::Record& r) {
-         g.emit(r.output, "MatMul", {g.value(r.inputs[0], r.op), g.value(r.inputs[1], r.op)});
-       }},
+      {"matmul", emit_matmul},
+      {"mm", emit_matmul},
       {"addmm", [](Graph& g, const trace::Record& r) {
          g.emit(r.output, "Gemm", {g.value(r.inputs[1], r.op), g.value(r.inputs[2], r.op), g.value(r.inputs[0], r.op)},
                 {Attribute::f("alpha", r.float_attr("alpha")), Attribute::f("beta", r.float_attr("beta"))});

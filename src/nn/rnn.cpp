@@ -29,8 +29,6 @@ const char* name_of(const RNNConfig& c) {
 int64_t gates_of(RNNMode mode) { return mode == RNNMode::LSTM ? 4 : mode == RNNMode::GRU ? 3 : 1; }
 int64_t directions_of(const RNNConfig& c) { return c.bidirectional ? 2 : 1; }
 int64_t out_size_of(const RNNConfig& c) { return c.proj_size > 0 ? c.proj_size : c.hidden_size; }
-// Tensors per layer and direction: w_ih, w_hh, [b_ih, b_hh], [w_hr].
-int64_t weights_per_direction(const RNNConfig& c) { return 2 + (c.bias ? 2 : 0) + (c.proj_size > 0 ? 1 : 0); }
 
 // An initial state: `given` checked against [L*D, N, size] (unbatched: [L*D, size]), or zeros.
 Tensor initial_state(const RNNConfig& c, const Tensor& given, const char* what, const Tensor& x, int64_t N,

@@ -4,6 +4,7 @@
 
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
+#include "cohort/core/profiling.h"
 #include "cohort/ops/optimizer_step.h"
 #include "ops/cpu/optimizer_kernels.h"
 
@@ -47,6 +48,7 @@ bool check_and_unscale_one(const Tensor& grad, float inv_scale) {
 }  // namespace
 
 bool non_finite_check_and_unscale_(const std::vector<Tensor>& grads, float inv_scale) {
+  profiling::Scope profile("_amp_foreach_non_finite_check_and_unscale_");
   NoGradGuard no_grad;
   bool found = false;
   for (const Tensor& g : grads)

@@ -157,7 +157,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
     autocast::CastOpScope cast;
     return mm(autocast::to_lower(a), autocast::to_lower(b));
   }
-  trace::OpScope trace("matmul");
+  trace::OpScope trace("mm");
   detail::check_defined("mm", a, "first");
   detail::check_defined("mm", b, "second");
   COHORT_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected two matrices, got shapes ", a.sizes(), " and ", b.sizes());

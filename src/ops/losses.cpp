@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/profiling.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/pointwise.h"
@@ -43,6 +44,8 @@ void check_same_shape(const char* op, const Tensor& input, const Tensor& target)
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  profiling::Scope profile("mse_loss");
+  if (profile) profile.inputs({input, target});
   if (autocast::active()) {
     autocast::CastOpScope cast;
     return mse_loss(autocast::to_float32(input), autocast::to_float32(target), reduction);
@@ -74,6 +77,8 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
 
 Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction reduction,
                           int64_t ignore_index, double label_smoothing) {
+  profiling::Scope profile("cross_entropy_loss");
+  if (profile) profile.inputs({input, target, weight});
   if (autocast::active()) {
     autocast::CastOpScope cast;
     return cross_entropy_loss(autocast::to_float32(input), target, autocast::to_float32(weight), reduction, ignore_index, label_smoothing);

@@ -3,6 +3,7 @@
 #include "cohort/ops/loss.h"
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/profiling.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/shape.h"
 #include "ops/cpu/loss_kernels.h"
@@ -64,6 +65,8 @@ Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& w
 
 Tensor nll_loss(const Tensor& input_in, const Tensor& target_in, const Tensor& weight, Reduction reduction,
                 int64_t ignore_index) {
+  profiling::Scope profile("nll_loss");
+  if (profile) profile.inputs({input_in, target_in, weight});
   if (autocast::active()) {
     autocast::CastOpScope cast;
     return nll_loss(autocast::to_float32(input_in), target_in, autocast::to_float32(weight), reduction, ignore_index);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/profiling.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/indexing.h"
 #include "cohort/ops/pointwise.h"
@@ -182,6 +183,8 @@ static_assert(kernel::is_op_table<ReduceOp>(kReduce), "kReduce: one row per Redu
 Tensor reduce_op(ReduceOp op, bool all, const Tensor& x, IntArrayRef dims_in, bool keepdim, double param = 0) {
   const ReduceInfo& info = kReduce[static_cast<size_t>(op)];
   const Overload& o = all ? info.all : info.dims;
+  profiling::Scope profile(o.name);
+  if (profile) profile.inputs({x});
   detail::check_defined(o.name, x);
   auto dims = normalize_dims(x, dims_in, o.name);
   if (info.empty == Empty::Error) check_not_empty(o.name, x, dims);

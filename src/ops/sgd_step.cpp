@@ -3,6 +3,7 @@
 #include "cohort/ops/optimizer_step.h"
 
 #include "cohort/autograd/grad_mode.h"
+#include "cohort/core/profiling.h"
 #include "cohort/ops/creation.h"
 #include "ops/cpu/optimizer_kernels.h"
 #include "ops/internal.h"
@@ -46,6 +47,8 @@ void step_fused(const Tensor& p, const Tensor& grad, const Tensor& buf, const ke
 void sgd_step_(const Tensor& param, const Tensor& grad, Tensor& momentum_buffer, double lr, double momentum,
                double dampening, double weight_decay, bool nesterov) {
   const char* op = "sgd_step_";
+  profiling::Scope profile(op);
+  if (profile) profile.inputs({param, grad, momentum_buffer});
   detail::check_defined(op, param, "param");
   detail::check_defined(op, grad, "grad");
   COHORT_CHECK(grad.sizes() == param.sizes(), op, ": expected a gradient of the parameter's shape ", param.sizes(),

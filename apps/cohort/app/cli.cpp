@@ -34,6 +34,7 @@
 #include "app/ranks.h"
 #include "app/run_checkpoint.h"
 #include "app/run_dir.h"
+#include "app/step_profiler.h"
 #include "app/trainer.h"
 
 namespace cohort::app {
@@ -124,6 +125,10 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--tensorboard", c.tensorboard,
                  "Also write what metrics.jsonl records, and the samples image, as TensorBoard event files into "
                  "this directory (one file per run; view with tensorboard --logdir DIR)");
+  cmd.add_option("--profile", c.profile,
+                 "Profile the training steps FIRST:LAST (counted from 1, e.g. 10:20; or one step N): writes "
+                 "profile.json (a Chrome trace: chrome://tracing or ui.perfetto.dev) and profile.txt (time by op) "
+                 "into the run directory");
   cmd.add_flag("--progress,!--no-progress", c.progress, "Show the progress bar on stderr");
   cmd.add_flag("--log-all-ranks", c.log_all_ranks,
                "Under cohort launch, every process prints its epoch lines (by default rank 0 alone logs)");
@@ -146,7 +151,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
     std::replace(key.begin(), key.end(), '-', '_');
     if (key == "epochs" || key == "threads" || key == "workers" || key == "devices" || key == "progress" || key == "resume" ||
         key == "checkpoint_every" || key == "keep_checkpoints" || key == "no_progress" || key == "help" ||
-        key == "data_dir" || key == "val_dir")
+        key == "data_dir" || key == "val_dir" || key == "profile")
       continue;
     if (key == "out") {
       if (std::filesystem::path(given.out).lexically_normal() != run_dir.lexically_normal())
@@ -178,6 +183,7 @@ TrainConfig resolve_resume(const CLI::App& cmd, const TrainConfig& given) {
   c.threads = given.threads;
   c.progress = given.progress;
   c.log_all_ranks = given.log_all_ranks;
+  c.profile = given.profile;
   if (cmd.get_option("--checkpoint-every")->count()) c.checkpoint_every = given.checkpoint_every;
   if (cmd.get_option("--keep-checkpoints")->count()) c.keep_checkpoints = given.keep_checkpoints;
   return c;
@@ -432,6 +438,7 @@ int run_command(std::vector<std::string> args) {
   if (*train_cmd) {
     if (config.overwrite && !config.resume.empty())
       throw UsageError("cohort train: --overwrite starts a new run and --resume continues one; give one of them");
+    if (!config.profile.empty()) parse_profile_steps(config.profile);  // refused before any work
     // Absolute, so the run can be resumed from another working directory (the checkpoint stores it);
     // a new run stores the default too (CIFAR-10's is relative).
     // --dataset folder:DIR is --dataset folder --data-dir DIR (ImageFolder trees); csv:FILE and

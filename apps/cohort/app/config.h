@@ -57,6 +57,8 @@ struct TrainConfig {
   bool progress = true;                    // the progress bar on stderr
   bool log_all_ranks = false;              // several processes: every rank prints, not only rank 0
                                            // (how it runs, not what: not in the JSON form)
+  std::string profile;                     // "FIRST:LAST": profile those steps into the run directory
+                                           // (step_profiler.h; not in the JSON form either)
 
   // Throws a UsageError naming the flag when a value is out of range, not finite or unknown. With
   // `stored_in` (a checkpoint file), the values came from that file, not from flags: the error is a

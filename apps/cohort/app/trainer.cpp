@@ -84,6 +84,7 @@
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
 #include "cohort/ops/reduction.h"
+#include "cohort/profiler/profiler.h"
 
 #include "app/evaluate.h"
 #include "app/generate.h"
@@ -147,6 +148,7 @@ std::vector<double> batch_sums(const Tensor& loss, const Tensor& logits, const T
 // gradients reduced with the sums), ending the autocast region `mixed` before backward.
 std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& batch, double vote,
                                           std::optional<autocast::AutocastGuard>& mixed) {
+  std::optional<profiler::RecordFunction> phase(std::in_place, "forward");
   Tensor logits = run.call.forward_carry ? forward_carrying(run.progress.carried, batch.data, run.call.forward_carry)
                                          : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});
@@ -174,6 +176,7 @@ std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& b
     sums = batch_sums(loss, logits, target, vote);
   }
   mixed.reset();  // backward outside the region (Note [Mixed precision])
+  phase.emplace("backward");
   if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
   run.optimizer->zero_grad();
   run.scaler.scale(loss).backward();
@@ -187,12 +190,14 @@ std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& b
 // model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
 // throws before the update, so no NaN reaches the weights or a checkpoint.
 std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
+  profiler::RecordFunction range("train_step");
   std::optional<autocast::AutocastGuard> mixed;
   if (const Precision precision = precision_of(run.config); precision.autocast) mixed.emplace(precision.dtype);
   const double vote = interrupt_requested() ? 1 : 0;
   std::vector<double> sums;
   if (run.call.forward_backward && !run.call.forward_carry) {
     // Several devices in one process: each replica's forward, loss and backward in one job.
+    profiler::RecordFunction phase("forward_backward");
     run.optimizer->zero_grad();
     auto [loss, logits] = run.call.forward_backward(batch.data, batch.target, [&](const Tensor& out, const Tensor& t) {
       Tensor l = nn::functional::cross_entropy(out, t.reshape({-1}));
@@ -209,6 +214,7 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
                                              run.progress.step + 1, " (epoch ", epoch + 1, ", batch ",
                                              run.loader.state().batch, "); training stopped"));
   // With f16's loss scaling, a step whose gradients overflowed is skipped and the scale backs off.
+  profiler::RecordFunction phase("optimizer.step");
   run.scaler.step(*run.optimizer);
   if (run.scaler.is_enabled()) {
     run.scaler.update();
@@ -250,9 +256,11 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
   const double epoch_seconds_before = p.epoch_seconds;
   if (run.loader.state().batch == 0) p.carried.clear();  // every epoch starts from zero states
   run.model->train();
+  if (run.profiler) run.profiler->after_step(p.step);
   for (const data::Batch& batch : run.loader) {
     const std::vector<double> sums = train_step(run, batch, epoch);
     ++p.step;
+    if (run.profiler) run.profiler->after_step(p.step);
     p.loss_sum += sums[0];
     p.correct += static_cast<int64_t>(sums[1]);
     p.seen += static_cast<int64_t>(sums[2]);
@@ -424,7 +432,9 @@ double train(const TrainConfig& config) {
   InterruptHandlers handlers;  // Note [Interrupted training]
   TrainingRun run = start_run(config);
   try {
-    return run_epochs(run);
+    const double test_accuracy = run_epochs(run);
+    if (run.profiler) run.profiler->finish(run.progress.step);
+    return test_accuracy;
   } catch (const NotFiniteError& e) {
     const std::string message = e.what() + advice_after_divergence(run);
     record_failure(run, message);

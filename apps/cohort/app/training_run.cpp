@@ -222,6 +222,8 @@ void open_metrics(TrainingRun& run) {
   const bool resumed = !run.config.resume.empty();
   run.metrics.emplace(run.out, resumed ? run.progress.step : -1);
   if (!run.config.tensorboard.empty()) run.metrics->mirror_to_tensorboard(run.config.tensorboard);
+  if (!run.config.profile.empty())
+    run.profiler.emplace(parse_profile_steps(run.config.profile), run.out, run.talk);
   if (resumed) return;
   nlohmann::json head = to_json(run.config);
   head["kind"] = "config";

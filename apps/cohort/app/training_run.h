@@ -25,6 +25,7 @@
 #include "app/ranks.h"
 #include "app/run_dir.h"
 #include "app/run_checkpoint.h"
+#include "app/step_profiler.h"
 #include "app/carried_state.h"
 
 namespace cohort::app {
@@ -67,6 +68,7 @@ struct TrainingRun {
   Schedule schedule;
   TrainProgress progress{};             // restored on resume
   std::optional<MetricsLog> metrics{};  // rank 0 only
+  std::optional<StepProfiler> profiler{};  // rank 0 with --profile
   std::chrono::steady_clock::time_point started{};  // when this process started training
   double elapsed_before = 0;  // training seconds of the run before it was resumed
   std::filesystem::path resumed_from{};  // the checkpoint resumed, empty for a new run

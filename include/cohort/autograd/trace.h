@@ -21,6 +21,10 @@
 // calls trace::on_autograd_node, which, outside every traced op, throws naming that node
 // ("ExpBackward0"). Non-differentiable ops (comparisons, argmax, integer maths) are not caught.
 // Without an active tracer every call here is one thread-local load.
+//
+// An OpScope is also the op's profiling range (Note [Profiling ranges] in cohort/core/profiling.h):
+// while a profile is taken, the scope is true for every traced op, nested ones included, and
+// record() gives the profiler the inputs' shapes; only the tracer is limited to the outermost op.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,7 @@
 #include <variant>
 #include <vector>
 
+#include "cohort/core/profiling.h"
 #include "cohort/core/tensor.h"
 
 namespace cohort::trace {
@@ -81,7 +86,8 @@ class OpScope {
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
-  explicit operator bool() const { return tracer_ != nullptr; }
+  // True when this call is to be recorded: by the tracer, or by a profile being taken.
+  explicit operator bool() const { return tracer_ != nullptr || static_cast<bool>(profile_); }
   void record(std::vector<Tensor> inputs, const Tensor& output, std::vector<Attr> attrs = {},
               std::vector<Tensor> extra_outputs = {});
   // Throws cohort::Error "<op>: cannot be traced <why>" (an op called in a mode the trace cannot
@@ -92,6 +98,7 @@ class OpScope {
   const char* op_;
   Tracer* tracer_ = nullptr;
   bool entered_ = false;
+  profiling::Scope profile_;
 };
 
 // A list attribute from any range of integers (std::array, ExpandingArray, IntArrayRef).
