@@ -63,7 +63,7 @@ Model::Model(std::string arch, const ModelOptions& options) : arch_(std::move(ar
 }
 
 Tensor Model::operator()(const Tensor& x) {
-  return call_with_hooks({x}, [&] { return forward(x); });
+  return call_with_hooks({x}, [&](const std::vector<Tensor>& args) { return forward(args[0]); });
 }
 
 void Model::check_input(const Tensor& x, bool exact_size) const {

@@ -18,7 +18,7 @@ Tensor SequentialImpl::forward(const Tensor& x) {
   Tensor out = x;
   for (const AnyModule& m : items_) {
     Tensor in = out;
-    out = m.ptr()->call_with_hooks({in}, [&] { return m.forward(in); });
+    out = m.ptr()->call_with_hooks({in}, [&](const std::vector<Tensor>& args) { return m.forward(args[0]); });
   }
   return out;
 }

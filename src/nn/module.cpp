@@ -256,31 +256,6 @@ std::shared_ptr<Module> Module::clone(const std::optional<Device>&) const {
                           name(), "> and create its parameters and submodules in reset()"));
 }
 
-unsigned Module::register_forward_pre_hook(PreHook hook) {
-  pre_hooks_.emplace_back(next_hook_, std::move(hook));
-  return next_hook_++;
-}
-
-unsigned Module::register_forward_hook(PostHook hook) {
-  post_hooks_.emplace_back(next_hook_, std::move(hook));
-  return next_hook_++;
-}
-
-void Module::remove_hook(unsigned handle) {
-  std::erase_if(pre_hooks_, [handle](const auto& h) { return h.first == handle; });
-  std::erase_if(post_hooks_, [handle](const auto& h) { return h.first == handle; });
-}
-
-Tensor Module::call_with_hooks(const std::vector<Tensor>& inputs, const std::function<Tensor()>& f) {
-  for (auto& [id, hook] : pre_hooks_) hook(*this, inputs);
-  Tensor out = f();
-  for (auto& [id, hook] : post_hooks_) {
-    Tensor replaced = hook(*this, inputs, out);
-    if (replaced.defined()) out = std::move(replaced);
-  }
-  return out;
-}
-
 namespace {
 void print_tree(std::ostream& os, const Module& m, const std::string& indent) {
   m.pretty_print(os);

@@ -226,7 +226,7 @@ Tensor checkpoint_sequential(const nn::Sequential& functions, int64_t segments, 
     for (int64_t m = begin; m < end; ++m) {
       const nn::AnyModule& module = modules[static_cast<size_t>(m)];
       Tensor in = out;
-      out = module.ptr()->call_with_hooks({in}, [&] { return module.forward(in); });
+      out = module.ptr()->call_with_hooks({in}, [&](const std::vector<Tensor>& args) { return module.forward(args[0]); });
     }
     return out;
   };

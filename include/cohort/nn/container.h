@@ -92,7 +92,8 @@ class SequentialImpl : public Module {
   size_t size() const { return items_.size(); }
   bool is_empty() const { return items_.empty(); }
   std::shared_ptr<Module> operator[](size_t index) const;
-  template <class Impl>
+  // The module at `index`, as a Module, or as its type: ptr<LinearImpl>(i).
+  template <class Impl = Module>
   std::shared_ptr<Impl> ptr(size_t index) const {
     auto p = std::dynamic_pointer_cast<Impl>((*this)[index]);
     COHORT_CHECK(p != nullptr, "Sequential: module ", index, " is a ", (*this)[index]->name(), ", not the requested type");
@@ -120,7 +121,8 @@ class ModuleListImpl : public Module {
 
   size_t size() const { return items_.size(); }
   std::shared_ptr<Module> operator[](size_t index) const;
-  template <class Impl>
+  // The module at `index`, as a Module, or as its type: ptr<LinearImpl>(i).
+  template <class Impl = Module>
   std::shared_ptr<Impl> ptr(size_t index) const {
     auto p = std::dynamic_pointer_cast<Impl>((*this)[index]);
     COHORT_CHECK(p != nullptr, "ModuleList: module ", index, " is a ", (*this)[index]->name(), ", not the requested type");

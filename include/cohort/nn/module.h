@@ -133,12 +133,26 @@ class Module : public std::enable_shared_from_this<Module> {
   using PostHook = std::function<Tensor(Module&, const std::vector<Tensor>&, const Tensor&)>;
   unsigned register_forward_pre_hook(PreHook hook);
   unsigned register_forward_hook(PostHook hook);
+  // Backward hooks (PyTorch's register_full_backward_pre_hook and register_full_backward_hook), set
+  // up by the same calls. When the gradient w.r.t. the module's output arrives, a pre-hook sees it
+  // (grad_output) and may replace it (return {} to keep it); once the gradients w.r.t. the module's
+  // tensor inputs are computed, a hook sees them (grad_input, undefined for an input that does not
+  // require grad) with grad_output, and may replace grad_input. A module none of whose inputs require
+  // grad calls its hooks with grad_input all undefined, as soon as grad_output is known. A hook that
+  // returns the wrong number of gradients, or one of another shape, is an AutogradError.
+  using BackwardPreHook = std::function<std::vector<Tensor>(Module&, const std::vector<Tensor>& grad_output)>;
+  using BackwardHook = std::function<std::vector<Tensor>(Module&, const std::vector<Tensor>& grad_input,
+                                                         const std::vector<Tensor>& grad_output)>;
+  unsigned register_full_backward_pre_hook(BackwardPreHook hook);
+  unsigned register_full_backward_hook(BackwardHook hook);
+  // Removes a forward or backward hook by the handle its registration returned.
   void remove_hook(unsigned handle);
   // The hooks registered, with their handles, in the order they run.
   const std::vector<std::pair<unsigned, PreHook>>& forward_pre_hooks() const { return pre_hooks_; }
   const std::vector<std::pair<unsigned, PostHook>>& forward_hooks() const { return post_hooks_; }
-  // Runs the hooks around f(); used by modules whose forward takes and returns tensors.
-  Tensor call_with_hooks(const std::vector<Tensor>& inputs, const std::function<Tensor()>& f);
+  // Runs the hooks around f(inputs), for modules whose forward takes and returns tensors: f must
+  // compute with the tensors it is given (the inputs, or aliases that carry the backward hooks).
+  Tensor call_with_hooks(const std::vector<Tensor>& inputs, const std::function<Tensor(const std::vector<Tensor>&)>& f);
 
  protected:
   // Empties the registries (Cloneable uses it before reset()).
@@ -164,6 +178,8 @@ class Module : public std::enable_shared_from_this<Module> {
   bool is_training_ = true;
   std::vector<std::pair<unsigned, PreHook>> pre_hooks_;
   std::vector<std::pair<unsigned, PostHook>> post_hooks_;
+  std::vector<std::pair<unsigned, BackwardPreHook>> backward_pre_hooks_;
+  std::vector<std::pair<unsigned, BackwardHook>> backward_hooks_;
   unsigned next_hook_ = 0;
 };
 

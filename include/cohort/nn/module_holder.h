@@ -46,7 +46,10 @@ class ModuleHolder {
     if constexpr ((std::is_convertible_v<Args, const Tensor&> && ...) &&
                   std::is_same_v<std::decay_t<decltype(impl->forward(std::forward<Args>(args)...))>, Tensor>) {
       std::vector<Tensor> inputs{Tensor(args)...};
-      return impl->call_with_hooks(inputs, [&] { return impl->forward(std::forward<Args>(args)...); });
+      // forward gets the tensors call_with_hooks hands it: aliases that carry backward hooks.
+      return impl->call_with_hooks(inputs, [impl](const std::vector<Tensor>& in) {
+        return forward_with(impl, in, std::index_sequence_for<Args...>{});
+      });
     } else {
       return impl->forward(std::forward<Args>(args)...);
     }
@@ -58,6 +61,10 @@ class ModuleHolder {
   }
 
  private:
+  template <size_t... I>
+  static Tensor forward_with(Impl* impl, const std::vector<Tensor>& in, std::index_sequence<I...>) {
+    return impl->forward(in[I]...);
+  }
   static std::shared_ptr<Impl> make_default() {
     static_assert(std::is_default_constructible_v<Impl>,
                   "this module has no default constructor: give it its options, or declare an empty holder "

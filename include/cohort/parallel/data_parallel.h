@@ -32,6 +32,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cohort/nn/module.h"
@@ -175,7 +176,10 @@ class DataParallel : public Module {
     auto run = [&] { return run_plan(plan, call, parallel::ReplicaGradients::kThroughMaster, Keep{}, args...); };
     using Out = decltype(run());
     if constexpr ((parallel::detail::kAllTensors<Args> && ...) && std::is_same_v<Out, Tensor>) {
-      return module_->call_with_hooks(std::vector<Tensor>{args...}, run);  // the module's hooks, once
+      // The module's hooks, once; the replicas get the tensors they hand on (aliases for backward hooks).
+      return module_->call_with_hooks(std::vector<Tensor>{args...}, [&](const std::vector<Tensor>& in) {
+        return run_with(plan, call, in, std::index_sequence_for<Args...>{});
+      });
     } else {
       return run();
     }
@@ -299,6 +303,11 @@ class DataParallel : public Module {
     auto outputs = parallel::parallel_apply(used, inputs, plan, tracked);
     core_.after_forward(which, plan);
     return parallel::gather(outputs, core_.output_device(), gather_options(plan).padded_outputs(std::move(padded)));
+  }
+
+  template <class Call, size_t... I>
+  Tensor run_with(const parallel::Plan& plan, Call call, const std::vector<Tensor>& in, std::index_sequence<I...>) {
+    return run_plan(plan, call, parallel::ReplicaGradients::kThroughMaster, Keep{}, in[I]...);
   }
 
   // run_plan's `finish` that gathers each replica's output as it is.
