@@ -74,6 +74,7 @@
 // autograd: the backward engine, grad mode, graph nodes, recording an op's backward
 #include "cohort/autograd/engine.h"
 #include "cohort/autograd/function.h"
+#include "cohort/autograd/gradient_hook.h"
 #include "cohort/autograd/graph.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/autograd/node.h"

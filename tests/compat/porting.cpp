@@ -148,6 +148,8 @@ void small_types() {
   }
   check(modules == 3 && linears == 2, "range-for over a Sequential, Module::as<holder>()");
   check(seq->ptr<torch::nn::LinearImpl>(2)->weight.size(0) == 2 && seq->size() == 3, "Sequential::ptr<T>(i), size()");
+  std::shared_ptr<torch::nn::Module> second = seq->ptr(1);
+  check(second->as<torch::nn::ReLUImpl>() != nullptr && second->parameters().empty(), "Sequential::ptr(i) as a Module");
   check(seq[1]->as<torch::nn::LinearImpl>() == nullptr, "Module::as<T>() is null for another type");
 
   auto w = torch::empty({64, 16, 3, 3});
