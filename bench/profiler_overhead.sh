@@ -37,7 +37,9 @@ train() {  # binary, run name, extra flags...
 for r in $(seq "$repeats"); do
   train "$build/cohort" "off-$r"
   train "$build/cohort" "on-$r" --profile "1:$steps"
-  [[ -n $baseline ]] && train "$baseline/cohort" "baseline-$r"
+  # A build tree's program finds its libcohort by RUNPATH; LD_LIBRARY_PATH comes first, so the
+  # baseline's own library is the one loaded even where its RUNPATH names this build.
+  [[ -n $baseline ]] && LD_LIBRARY_PATH="$baseline${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" train "$baseline/cohort" "baseline-$r"
 done
 torch_json=""
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then

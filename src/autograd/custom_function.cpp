@@ -9,6 +9,7 @@
 
 #include "autograd/engine_state.h"
 #include "autograd/meta.h"
+#include "autograd/output_relay.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
 
@@ -96,20 +97,7 @@ class CustomNode : public Node {
   std::mutex mutex_;
 };
 
-class OutputRelay : public Node {
- public:
-  OutputRelay(const std::shared_ptr<CustomNode>& target, size_t index)
-      : Node(target->name(), {target}, target->device()), target_(target.get()), index_(index) {}
-  std::vector<Tensor> apply(Tensor grad_output) override {
-    const TensorOptions options = TensorOptions(grad_output.dtype()).device(grad_output.device());
-    target_->deliver(index_, std::move(grad_output));
-    return {zeros({}, options)};
-  }
-
- private:
-  CustomNode* target_;  // kept alive by next_functions()
-  size_t index_;
-};
+using OutputRelay = detail::OutputRelay<CustomNode>;
 
 std::vector<Tensor> CustomNode::apply(Tensor grad_output) {
   std::lock_guard<std::mutex> l(mutex_);

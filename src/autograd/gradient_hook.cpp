@@ -4,20 +4,19 @@
 #include <mutex>
 
 #include "autograd/meta.h"
+#include "autograd/output_relay.h"
 #include "cohort/autograd/grad_mode.h"
 #include "cohort/core/error.h"
-#include "cohort/ops/creation.h"
 
 namespace cohort::autograd {
 
 namespace {
 
 // Note [Gradient hook node]
-// The engine's nodes have one output, so each alias k gets a relay as grad_fn whose only edge is the
-// hook node: the relay parks its gradient in slot k and passes on a 0-d zero. The engine runs the
-// hook node once every relay that received a gradient has run (a relay of an alias nothing used is
-// not part of the pass), so the hook sees all the gradients of the pass at once, as PyTorch's
-// multi-output node does. Its edges are the tensors' own gradient edges.
+// Each alias k gets an OutputRelay (output_relay.h) as grad_fn, whose only edge is the hook node. The
+// engine runs the hook node once every relay that received a gradient has run (a relay of an alias
+// nothing used is not part of the pass), so the hook sees all the gradients of the pass at once, as
+// PyTorch's multi-output node does. Its edges are the tensors' own gradient edges.
 class GradientHookNode : public Node {
  public:
   GradientHookNode(std::string name, std::vector<std::shared_ptr<Node>> next, Device device, GradientsHook hook,
@@ -62,20 +61,7 @@ class GradientHookNode : public Node {
   std::vector<Tensor> slots_;
 };
 
-class GradientRelay : public Node {
- public:
-  GradientRelay(const std::shared_ptr<GradientHookNode>& target, size_t index)
-      : Node(target->name(), {target}, target->device()), target_(target.get()), index_(index) {}
-  std::vector<Tensor> apply(Tensor grad) override {
-    const TensorOptions options = TensorOptions(grad.dtype()).device(grad.device());
-    target_->deliver(index_, std::move(grad));
-    return {zeros({}, options)};
-  }
-
- private:
-  GradientHookNode* target_;  // kept alive by next_functions()
-  size_t index_;
-};
+using GradientRelay = detail::OutputRelay<GradientHookNode>;
 
 }  // namespace
 
