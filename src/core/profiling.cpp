@@ -5,6 +5,9 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
 
 #include "cohort/core/error.h"
 
@@ -14,13 +17,37 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A range as a thread logs it: what is cheap to copy (the name's pointer, the dtype and device as
+// values, the shapes in one vector: each input's rank, then its sizes; rank -1 for an undefined
+// input). stop() turns it into a Range.
+struct Logged {
+  const char* name = "";  // a literal (the ops' names) or interned (interned() below): it outlives the profile
+  Kind kind = Kind::Op;
+  int depth = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t bytes = 0;
+  std::vector<int64_t> shapes;
+  bool described = false;  // inputs() was called with a defined input
+  DType dtype = kFloat32;
+  Device device;
+};
+
 struct ThreadLog {
   std::mutex mutex;  // taken by its thread per range, and by stop()
   uint64_t session = 0;
   int thread = 0;
-  std::vector<Range> ranges;
+  std::vector<Logged> ranges;
   std::vector<int64_t> open;  // indices in ranges, innermost last
 };
+
+// Names that are not literals (backward nodes', user scopes'), kept for the process: a profile holds
+// pointers to them, and the set of distinct names a program uses is small.
+const char* interned(const std::string& name) {
+  static std::mutex mutex;
+  static auto* names = new std::unordered_set<std::string>;
+  std::lock_guard<std::mutex> l(mutex);
+  return names->insert(name).first->c_str();
+}
 
 struct Registry {
   std::mutex mutex;
@@ -75,10 +102,33 @@ const char* kind_name(Kind kind) {
 
 bool active() noexcept { return g_active.load(std::memory_order_relaxed); }
 
+namespace {
+
+// Opens a range on this thread's log: its slot and session, or slot -1 when the profile stopped.
+std::pair<int64_t, uint64_t> open_range(const char* name, Kind kind) {
+  const uint64_t session = g_session.load(std::memory_order_acquire);
+  ThreadLog* log = log_for(session);
+  if (!log) return {-1, 0};
+  std::lock_guard<std::mutex> l(log->mutex);
+  Logged& range = log->ranges.emplace_back();
+  range.name = name;
+  range.kind = kind;
+  range.depth = static_cast<int>(log->open.size());
+  range.bytes = t_allocated;  // the count at the start until the range closes
+  range.start_ns = since_origin();
+  const int64_t slot = static_cast<int64_t>(log->ranges.size()) - 1;
+  log->open.push_back(slot);
+  return {slot, session};
+}
+
+}  // namespace
+
+// The ops pass their names as literals (trace::OpScope's, the reduction table's), kept as pointers;
+// other names are interned.
 Scope::Scope(const char* name, Kind kind) noexcept {
   if (!active()) return;
   try {
-    open(name, kind);
+    std::tie(slot_, session_) = open_range(name, kind);
   } catch (...) {  // out of memory for the log: this range goes unrecorded
     slot_ = -1;
   }
@@ -88,23 +138,32 @@ Scope::Scope(const std::string& name, Kind kind) {
   if (active()) open(name, kind);
 }
 
-void Scope::open(std::string name, Kind kind) {
-  const uint64_t session = g_session.load(std::memory_order_acquire);
-  ThreadLog* log = log_for(session);
-  if (!log) return;
-  std::lock_guard<std::mutex> l(log->mutex);
-  Range range;
-  range.name = std::move(name);
-  range.kind = kind;
-  range.thread = log->thread;
-  range.order = static_cast<int64_t>(log->ranges.size());
-  range.depth = static_cast<int>(log->open.size());
-  range.bytes = t_allocated;  // the count at the start until the range closes
-  range.start_ns = since_origin();
-  log->ranges.push_back(std::move(range));
-  slot_ = static_cast<int64_t>(log->ranges.size()) - 1;
-  session_ = session;
-  log->open.push_back(slot_);
+void Scope::open(std::string name, Kind kind) { std::tie(slot_, session_) = open_range(interned(name), kind); }
+
+void Scope::inputs(const std::vector<Tensor>& inputs) {
+  if (slot_ < 0) return;
+  std::vector<int64_t> shapes;
+  shapes.reserve(inputs.size() * 5);
+  const Tensor* first = nullptr;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) {
+      shapes.push_back(-1);
+      continue;
+    }
+    shapes.push_back(t.dim());
+    for (int64_t d : t.sizes()) shapes.push_back(d);
+    if (!first) first = &t;
+  }
+  ThreadLog& log = *t_log;
+  std::lock_guard<std::mutex> l(log.mutex);
+  if (log.session != session_ || log.ranges.empty()) return;
+  Logged& range = log.ranges[static_cast<size_t>(slot_)];
+  range.shapes = std::move(shapes);
+  if (first) {
+    range.described = true;
+    range.dtype = first->dtype();
+    range.device = first->device();
+  }
 }
 
 Scope::~Scope() {
@@ -113,35 +172,10 @@ Scope::~Scope() {
   const int64_t end = since_origin();
   std::lock_guard<std::mutex> l(log.mutex);
   if (log.session != session_ || log.ranges.empty()) return;  // the profile stopped meanwhile
-  Range& range = log.ranges[static_cast<size_t>(slot_)];
+  Logged& range = log.ranges[static_cast<size_t>(slot_)];
   range.end_ns = end;
   range.bytes = t_allocated - range.bytes;
   if (!log.open.empty() && log.open.back() == slot_) log.open.pop_back();
-}
-
-void Scope::inputs(const std::vector<Tensor>& inputs) {
-  if (slot_ < 0) return;
-  std::vector<std::vector<int64_t>> shapes;
-  std::string dtype, device;
-  shapes.reserve(inputs.size());
-  for (const Tensor& t : inputs) {
-    if (!t.defined()) {
-      shapes.emplace_back();
-      continue;
-    }
-    shapes.push_back(t.sizes().vec());
-    if (dtype.empty()) {
-      dtype = dtype_name(t.dtype());
-      device = t.device().str();
-    }
-  }
-  ThreadLog& log = *t_log;
-  std::lock_guard<std::mutex> l(log.mutex);
-  if (log.session != session_ || log.ranges.empty()) return;
-  Range& range = log.ranges[static_cast<size_t>(slot_)];
-  range.input_shapes = std::move(shapes);
-  range.dtype = std::move(dtype);
-  range.device = std::move(device);
 }
 
 void start() {
@@ -157,6 +191,32 @@ void start() {
   log_for(r.session);  // the starting thread is thread 0
   g_active.store(true, std::memory_order_release);
 }
+
+namespace {
+
+Range to_range(const Logged& logged, int thread, size_t order) {
+  Range r;
+  r.name = logged.name;
+  r.kind = logged.kind;
+  r.thread = thread;
+  r.order = static_cast<int64_t>(order);
+  r.depth = logged.depth;
+  r.start_ns = logged.start_ns;
+  r.end_ns = logged.end_ns;
+  r.bytes = logged.bytes;
+  for (size_t i = 0; i < logged.shapes.size();) {
+    const int64_t rank = logged.shapes[i++];
+    std::vector<int64_t>& shape = r.input_shapes.emplace_back();
+    for (int64_t d = 0; d < rank; ++d) shape.push_back(logged.shapes[i++]);
+  }
+  if (logged.described) {
+    r.dtype = dtype_name(logged.dtype);
+    r.device = logged.device.str();
+  }
+  return r;
+}
+
+}  // namespace
 
 std::vector<Range> stop() {
   Registry& r = registry();
@@ -175,7 +235,7 @@ std::vector<Range> stop() {
       log->ranges[static_cast<size_t>(i)].end_ns = end;
       log->ranges[static_cast<size_t>(i)].bytes = 0;
     }
-    for (Range& range : log->ranges) all.push_back(std::move(range));
+    for (size_t i = 0; i < log->ranges.size(); ++i) all.push_back(to_range(log->ranges[i], log->thread, i));
     log->ranges.clear();
     log->open.clear();
     log->session = 0;

@@ -45,15 +45,27 @@ StepProfiler::StepProfiler(ProfileSteps steps, std::filesystem::path out, bool t
 void StepProfiler::after_step(int64_t step) {
   if (steps_.first == 0) return;
   if (step == steps_.first - 1 && !profile_) profile_ = std::make_unique<profiler::Profile>();
-  if (step == steps_.last && profile_) write(step);
+  if (step == steps_.last && profile_ && profile_->running()) {
+    profile_->stop();
+    last_step_ = step;
+  }
+}
+
+void StepProfiler::end_epoch() {
+  if (profile_ && !profile_->running()) write();
 }
 
 void StepProfiler::finish(int64_t step) {
-  if (profile_) write(step);
+  if (!profile_) return;
+  if (profile_->running()) {
+    profile_->stop();
+    last_step_ = step;
+  }
+  write();
 }
 
-void StepProfiler::write(int64_t last_step) {
-  profile_->stop();
+void StepProfiler::write() {
+  const int64_t last_step = last_step_;
   const std::string steps = steps_.first == last_step ? "step " + std::to_string(last_step)
                                                       : "steps " + std::to_string(steps_.first) + "-" +
                                                             std::to_string(last_step);

@@ -287,6 +287,7 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
     }
   }
   bar.close();
+  if (run.profiler) run.profiler->end_epoch();
 }
 
 // The epoch's "epoch" record in metrics.jsonl and its line on stdout; for a language model also
