@@ -34,7 +34,7 @@ struct Logged {
 
 struct ThreadLog {
   std::mutex mutex;  // taken by its thread per range, and by stop()
-  uint64_t session = 0;
+  std::atomic<uint64_t> session{0};  // read by its thread unlocked, reset by stop()
   int thread = 0;
   std::vector<Logged> ranges;
   std::vector<int64_t> open;  // indices in ranges, innermost last
@@ -52,7 +52,9 @@ const char* interned(const std::string& name) {
 struct Registry {
   std::mutex mutex;
   uint64_t session = 0;  // the profile being taken, or the last one
-  Clock::time_point origin;
+  // When it started (steady clock, ns): atomic, since a range of the previous profile may still be
+  // closing on another thread when the next one starts.
+  std::atomic<int64_t> origin_ns{0};
   std::vector<std::shared_ptr<ThreadLog>> logs;  // the threads that reported in this session
 };
 
@@ -85,9 +87,11 @@ ThreadLog* log_for(uint64_t session) {
   return t_log.get();
 }
 
-int64_t since_origin() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - registry().origin).count();
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
+
+int64_t since_origin() { return now_ns() - registry().origin_ns.load(std::memory_order_relaxed); }
 
 }  // namespace
 
@@ -185,7 +189,7 @@ void start() {
     COHORT_CHECK(!g_active.load(), "profiler: a profile is already being taken (profiles do not nest)");
     ++r.session;
     r.logs.clear();
-    r.origin = Clock::now();
+    r.origin_ns.store(now_ns(), std::memory_order_relaxed);
     g_session.store(r.session, std::memory_order_release);
   }
   log_for(r.session);  // the starting thread is thread 0
