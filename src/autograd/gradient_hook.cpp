@@ -46,7 +46,8 @@ class GradientHookNode : public Node {
       if (!replaced[i].defined()) continue;
       if (!next_functions()[i])
         throw AutogradError(cohort::detail::str(name(), ": the hook returned a gradient for tensor ", i,
-                                                ", which does not require grad; hint: return an undefined Tensor() there"));
+                                                ", which does not require grad; hint: return an undefined "
+                                                "Tensor() there"));
       if (replaced[i].sizes() != IntArrayRef(shapes_[i]))
         throw AutogradError(cohort::detail::str(name(), ": the hook returned a gradient of shape ", replaced[i].sizes(),
                                                 " for tensor ", i, ", which has shape ", IntArrayRef(shapes_[i])));

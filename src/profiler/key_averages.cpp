@@ -107,7 +107,8 @@ std::vector<KeyAverage> key_averages(const std::vector<Event>& events) {
   std::vector<KeyAverage> out;
   out.reserve(rows.size());
   for (auto& [key, row] : rows) out.push_back(std::move(row));
-  std::stable_sort(out.begin(), out.end(), [](const KeyAverage& a, const KeyAverage& b) { return a.self_ns > b.self_ns; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const KeyAverage& a, const KeyAverage& b) { return a.self_ns > b.self_ns; });
   return out;
 }
 
@@ -119,7 +120,8 @@ std::string format_table(const std::vector<KeyAverage>& rows, size_t max_rows) {
   for (size_t i = 0; i < shown; ++i) name_width = std::max(name_width, std::min<size_t>(rows[i].name.size(), 48));
   std::ostringstream os;
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s  %-8s  %10s  %12s  %10s  %12s  %8s  %12s  %12s\n", static_cast<int>(name_width),
+  std::snprintf(line, sizeof line, "%-*s  %-8s  %10s  %12s  %10s  %12s  %8s  %12s  %12s\n",
+                static_cast<int>(name_width),
                 "Name", "Kind", "Self %", "Self", "Total %", "Total", "Calls", "Avg total", "Self bytes");
   const std::string header = line;
   const std::string rule(header.size() - 1, '-');

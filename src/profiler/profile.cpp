@@ -44,9 +44,10 @@ void write_chrome_trace(const std::vector<Event>& events, std::ostream& out) {
   json trace_events = json::array();
   int threads = 0;
   for (const Event& e : events) threads = std::max(threads, e.thread + 1);
-  for (int t = 0; t < threads; ++t)
-    trace_events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", t},
-                            {"args", {{"name", t == 0 ? std::string("profiling thread") : "thread " + std::to_string(t)}}}});
+  for (int t = 0; t < threads; ++t) {
+    const std::string name = t == 0 ? std::string("profiling thread") : "thread " + std::to_string(t);
+    trace_events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", t}, {"args", {{"name", name}}}});
+  }
   for (const Event& e : events) {
     json args = {{"bytes", e.bytes}};
     if (!e.input_shapes.empty()) args["input_shapes"] = e.input_shapes;

@@ -79,6 +79,10 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--optimizer", c.optimizer, "Optimizer: " + join_names(kOptimizers))->capture_default_str();
   cmd.add_option("--momentum", c.momentum, "Momentum of sgd and rmsprop")->capture_default_str();
   cmd.add_option("--weight-decay", c.weight_decay, "L2 penalty (decoupled for adamw)")->capture_default_str();
+  cmd.add_option("--clip-grad-norm", c.clip_grad_norm,
+                 "Scale the gradients down before each update so that their total 2-norm is at most this (0: off); "
+                 "the norm before clipping is logged as grad_norm")
+      ->capture_default_str();
   cmd.add_option("--scheduler", c.scheduler,
                  "Learning-rate schedule: none; step (x0.1 at 1/2 and 3/4 of the epochs); cosine (to 0, per "
                  "epoch); onecycle (warm-up then anneal, per step)")

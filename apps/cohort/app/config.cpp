@@ -121,6 +121,8 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
   s.check(momentum >= 0 && momentum < 1, "--momentum", "must be in [0, 1), got ", momentum);
   s.check(std::isfinite(weight_decay) && weight_decay >= 0, "--weight-decay", "must be a finite number at least 0, got ",
           weight_decay);
+  s.check(std::isfinite(clip_grad_norm) && clip_grad_norm >= 0, "--clip-grad-norm",
+          "must be a finite number at least 0 (0: no clipping), got ", clip_grad_norm);
   s.check(threads >= 0, "--threads", "must be at least 0 (0 = all cores), got ", threads);
   s.check(threads <= kMaxThreads, "--threads", "must be at most ", kMaxThreads, ", got ", threads,
           "; hint: 0 gives one per core (", core_count(), " here)");
@@ -190,6 +192,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"target", c.target},     {"seq_len", c.seq_len},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
+          {"clip_grad_norm", c.clip_grad_norm},
           {"scheduler", c.scheduler}, {"precision", c.precision},
           {"checkpoint_activations", c.checkpoint_activations}, {"seed", c.seed},           {"workers", c.workers},
           {"devices", c.devices},
@@ -224,6 +227,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.optimizer = j.at("optimizer");
     c.momentum = j.at("momentum");
     c.weight_decay = j.at("weight_decay");
+    c.clip_grad_norm = j.value("clip_grad_norm", 0.0);  // absent in checkpoints of older cohorts
     c.scheduler = j.at("scheduler");
     c.precision = j.value("precision", "f32");  // absent in checkpoints of older cohorts
     c.checkpoint_activations = j.value("checkpoint_activations", false);

@@ -37,6 +37,7 @@ struct TrainConfig {
   std::string optimizer = "sgd";           // sgd, adam, adamw, rmsprop
   double momentum = 0.9;
   double weight_decay = 0;
+  double clip_grad_norm = 0;               // > 0: the gradients' total 2-norm is clipped to it before each update
   std::string scheduler = "none";          // none, step, cosine, onecycle
   std::string precision = "f32";           // f32; bf16, f16: forward pass and loss under autocast
   bool checkpoint_activations = false;     // recompute activations in backward (ResNets, char-transformer)

@@ -80,6 +80,7 @@
 #include "cohort/data/dataloader.h"
 #include "cohort/io/image.h"
 #include "cohort/nn/functional/loss.h"
+#include "cohort/nn/utils.h"
 #include "cohort/ops/autocast.h"
 #include "cohort/ops/creation.h"
 #include "cohort/ops/pointwise.h"
@@ -215,6 +216,12 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
                                              run.loader.state().batch, "); training stopped"));
   // With f16's loss scaling, a step whose gradients overflowed is skipped and the scale backs off.
   profiler::RecordFunction phase("optimizer.step");
+  if (run.config.clip_grad_norm > 0) {
+    // The true gradients' norm, as PyTorch's recipe: unscale first (the identity without f16's scaler);
+    // with an inf/NaN gradient the norm is not finite, and scaler.step skips the update anyway.
+    run.scaler.unscale_(*run.optimizer);
+    run.grad_norm = nn::utils::clip_grad_norm_(run.optimizer->parameters(), run.config.clip_grad_norm);
+  }
   run.scaler.step(*run.optimizer);
   if (run.scaler.is_enabled()) {
     run.scaler.update();
@@ -270,10 +277,12 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
     bar.update(p.loader.batch, "loss=" + fixed(p.loss_sum / static_cast<double>(p.seen), 4));
 
     if (p.step % config.log_every == 0 && run.metrics) {
-      run.metrics->write({{"kind", "step"}, {"epoch", epoch}, {"step", p.step}, {"loss", sums[0] / sums[2]},
-                          {"lr", run.optimizer->get_lr()},
-                          {"images_per_s", static_cast<double>(p.seen) / p.epoch_seconds},
-                          {"elapsed_s", p.elapsed_seconds}});
+      nlohmann::json record = {{"kind", "step"}, {"epoch", epoch}, {"step", p.step}, {"loss", sums[0] / sums[2]},
+                               {"lr", run.optimizer->get_lr()},
+                               {"images_per_s", static_cast<double>(p.seen) / p.epoch_seconds},
+                               {"elapsed_s", p.elapsed_seconds}};
+      if (config.clip_grad_norm > 0) record["grad_norm"] = run.grad_norm;
+      run.metrics->write(record);
     }
     const bool mid_epoch = p.loader.batch < run.loader.num_batches();
     if (config.checkpoint_every > 0 && p.step % config.checkpoint_every == 0 && mid_epoch) run.save_checkpoint();

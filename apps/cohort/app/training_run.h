@@ -77,6 +77,7 @@ struct TrainingRun {
   // it): a resume repeats the steps exactly, so the same failure then says nothing of the checkpoint.
   bool failed_there_before = false;
   int stop_signal = 0;                 // set when a signal asked to stop (Note [Interrupted training])
+  double grad_norm = 0;                // the gradients' norm before the last step's --clip-grad-norm
 
   Tensor forward(const Tensor& x) const { return call.forward(x); }
   int64_t num_classes() const { return static_cast<int64_t>(data.spec.classes.size()); }
