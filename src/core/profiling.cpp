@@ -125,6 +125,12 @@ std::pair<int64_t, uint64_t> open_range(const char* name, Kind kind) {
   return {slot, session};
 }
 
+// The range a scope opened (slot, session), or nullptr once that profile has stopped. Under log.mutex.
+Logged* range_of(ThreadLog& log, int64_t slot, uint64_t session) {
+  if (log.session != session || static_cast<size_t>(slot) >= log.ranges.size()) return nullptr;
+  return &log.ranges[static_cast<size_t>(slot)];
+}
+
 }  // namespace
 
 // The ops pass their names as literals (trace::OpScope's, the reduction table's), kept as pointers;
@@ -160,13 +166,13 @@ void Scope::inputs(const std::vector<Tensor>& inputs) {
   }
   ThreadLog& log = *t_log;
   std::lock_guard<std::mutex> l(log.mutex);
-  if (log.session != session_ || log.ranges.empty()) return;
-  Logged& range = log.ranges[static_cast<size_t>(slot_)];
-  range.shapes = std::move(shapes);
+  Logged* range = range_of(log, slot_, session_);
+  if (!range) return;
+  range->shapes = std::move(shapes);
   if (first) {
-    range.described = true;
-    range.dtype = first->dtype();
-    range.device = first->device();
+    range->described = true;
+    range->dtype = first->dtype();
+    range->device = first->device();
   }
 }
 
@@ -175,10 +181,10 @@ Scope::~Scope() {
   ThreadLog& log = *t_log;
   const int64_t end = since_origin();
   std::lock_guard<std::mutex> l(log.mutex);
-  if (log.session != session_ || log.ranges.empty()) return;  // the profile stopped meanwhile
-  Logged& range = log.ranges[static_cast<size_t>(slot_)];
-  range.end_ns = end;
-  range.bytes = t_allocated - range.bytes;
+  Logged* range = range_of(log, slot_, session_);
+  if (!range) return;  // the profile stopped meanwhile
+  range->end_ns = end;
+  range->bytes = t_allocated - range->bytes;
   if (!log.open.empty() && log.open.back() == slot_) log.open.pop_back();
 }
 

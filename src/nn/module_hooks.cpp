@@ -7,24 +7,24 @@
 
 namespace cohort::nn {
 
-unsigned Module::register_forward_pre_hook(PreHook hook) {
-  pre_hooks_.emplace_back(next_hook_, std::move(hook));
-  return next_hook_++;
+namespace {
+
+// Adds `hook` to `hooks` under the module's next handle (one sequence for every kind of hook).
+template <class Hook>
+unsigned add_hook(std::vector<std::pair<unsigned, Hook>>& hooks, Hook hook, unsigned& next) {
+  hooks.emplace_back(next, std::move(hook));
+  return next++;
 }
 
-unsigned Module::register_forward_hook(PostHook hook) {
-  post_hooks_.emplace_back(next_hook_, std::move(hook));
-  return next_hook_++;
-}
+}  // namespace
 
+unsigned Module::register_forward_pre_hook(PreHook hook) { return add_hook(pre_hooks_, std::move(hook), next_hook_); }
+unsigned Module::register_forward_hook(PostHook hook) { return add_hook(post_hooks_, std::move(hook), next_hook_); }
 unsigned Module::register_full_backward_pre_hook(BackwardPreHook hook) {
-  backward_pre_hooks_.emplace_back(next_hook_, std::move(hook));
-  return next_hook_++;
+  return add_hook(backward_pre_hooks_, std::move(hook), next_hook_);
 }
-
 unsigned Module::register_full_backward_hook(BackwardHook hook) {
-  backward_hooks_.emplace_back(next_hook_, std::move(hook));
-  return next_hook_++;
+  return add_hook(backward_hooks_, std::move(hook), next_hook_);
 }
 
 void Module::remove_hook(unsigned handle) {
@@ -52,12 +52,24 @@ struct BackwardCall {
   size_t inputs = 0;
   std::vector<Tensor> grad_output;
 
-  // The hooks on grad_input; {} to keep it.
+  // The pre-hooks on grad_output, and the hooks on grad_input: the gradients the hooks left, or {} when
+  // none replaced them.
+  std::vector<Tensor> run_pre_hooks(Module& m, const std::vector<Tensor>& grads) const {
+    return chain(pre_hooks, grads, [&](const auto& hook, const std::vector<Tensor>& g) { return hook(m, g); });
+  }
   std::vector<Tensor> run_hooks(Module& m, const std::vector<Tensor>& grad_input) const {
-    std::vector<Tensor> current = grad_input;
+    return chain(hooks, grad_input,
+                 [&](const auto& hook, const std::vector<Tensor>& g) { return hook(m, g, grad_output); });
+  }
+
+ private:
+  // Each hook gets the gradients the one before it left (call returns {} to keep them).
+  template <class Hooks, class Call>
+  static std::vector<Tensor> chain(const Hooks& list, const std::vector<Tensor>& grads, const Call& call) {
+    std::vector<Tensor> current = grads;
     bool changed = false;
-    for (auto& [id, hook] : hooks) {
-      std::vector<Tensor> replaced = hook(m, current, grad_output);
+    for (const auto& [id, hook] : list) {
+      std::vector<Tensor> replaced = call(hook, current);
       if (!replaced.empty()) current = std::move(replaced), changed = true;
     }
     return changed ? current : std::vector<Tensor>{};
@@ -92,15 +104,10 @@ Tensor Module::call_with_hooks(const std::vector<Tensor>& inputs,
     out = autograd::hook_gradients({out}, [call, input_node](const std::vector<Tensor>& grads) {
       auto m = call->module.lock();
       if (!m) return std::vector<Tensor>{};
-      std::vector<Tensor> grad_output = grads;
-      bool changed = false;
-      for (auto& [id, hook] : call->pre_hooks) {
-        std::vector<Tensor> replaced = hook(*m, grad_output);
-        if (!replaced.empty()) grad_output = std::move(replaced), changed = true;
-      }
-      call->grad_output = grad_output;
+      std::vector<Tensor> replaced = call->run_pre_hooks(*m, grads);
+      call->grad_output = replaced.empty() ? grads : replaced;
       if (!input_node) call->run_hooks(*m, std::vector<Tensor>(call->inputs));
-      return changed ? grad_output : std::vector<Tensor>{};
+      return replaced;
     })[0];
   }
   return out;

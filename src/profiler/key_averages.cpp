@@ -73,25 +73,35 @@ std::vector<int64_t> parents(const std::vector<Event>& events) {
   return parent;
 }
 
-std::vector<int64_t> self_times(const std::vector<Event>& events) {
-  const std::vector<int64_t> parent = parents(events);
-  std::vector<int64_t> self(events.size());
-  for (size_t i = 0; i < events.size(); ++i) self[i] += duration(events[i]);
-  for (size_t i = 0; i < events.size(); ++i)
-    if (parent[i] >= 0) self[static_cast<size_t>(parent[i])] -= duration(events[i]);
+namespace {
+
+// Each event's own share of a quantity that includes its children's (time, bytes): its value minus
+// its children's values.
+std::vector<int64_t> minus_children(const std::vector<int64_t>& parent, const std::vector<int64_t>& value) {
+  std::vector<int64_t> self = value;
+  for (size_t i = 0; i < value.size(); ++i)
+    if (parent[i] >= 0) self[static_cast<size_t>(parent[i])] -= value[i];
   return self;
+}
+
+std::vector<int64_t> durations(const std::vector<Event>& events) {
+  std::vector<int64_t> d(events.size());
+  for (size_t i = 0; i < events.size(); ++i) d[i] = duration(events[i]);
+  return d;
+}
+
+}  // namespace
+
+std::vector<int64_t> self_times(const std::vector<Event>& events) {
+  return minus_children(parents(events), durations(events));
 }
 
 std::vector<KeyAverage> key_averages(const std::vector<Event>& events) {
   const std::vector<int64_t> parent = parents(events);
-  std::vector<int64_t> self(events.size()), self_bytes(events.size());
-  for (size_t i = 0; i < events.size(); ++i) {
-    self[i] += duration(events[i]);
-    self_bytes[i] += events[i].bytes;
-    if (parent[i] < 0) continue;
-    self[static_cast<size_t>(parent[i])] -= duration(events[i]);
-    self_bytes[static_cast<size_t>(parent[i])] -= events[i].bytes;
-  }
+  std::vector<int64_t> bytes(events.size());
+  for (size_t i = 0; i < events.size(); ++i) bytes[i] = events[i].bytes;
+  const std::vector<int64_t> self = minus_children(parent, durations(events));
+  const std::vector<int64_t> self_bytes = minus_children(parent, bytes);
   std::map<std::pair<std::string, Kind>, KeyAverage> rows;
   for (size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
