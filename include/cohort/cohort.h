@@ -131,6 +131,7 @@
 #include "cohort/optim/adagrad.h"
 #include "cohort/optim/adam.h"
 #include "cohort/optim/adamax.h"
+#include "cohort/optim/averaged_model.h"
 #include "cohort/optim/cosine_annealing_warm_restarts.h"
 #include "cohort/optim/grad_scaler.h"
 #include "cohort/optim/lambda_lr.h"

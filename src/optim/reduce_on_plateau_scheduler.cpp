@@ -40,6 +40,21 @@ std::vector<double> ReduceLROnPlateauScheduler::get_last_lr() const {
   return lrs;
 }
 
+ReduceLROnPlateauState ReduceLROnPlateauScheduler::state_dict() const {
+  return {.best = best_, .num_bad_epochs = num_bad_epochs_, .cooldown_counter = cooldown_counter_,
+          .last_epoch = last_epoch_};
+}
+
+void ReduceLROnPlateauScheduler::load_state_dict(const ReduceLROnPlateauState& state) {
+  COHORT_CHECK(state.num_bad_epochs >= 0 && state.cooldown_counter >= 0 && state.last_epoch >= 0,
+               "ReduceLROnPlateauScheduler::load_state_dict: the counts must be non-negative, got num_bad_epochs ",
+               state.num_bad_epochs, ", cooldown_counter ", state.cooldown_counter, ", last_epoch ", state.last_epoch);
+  best_ = state.best;
+  num_bad_epochs_ = state.num_bad_epochs;
+  cooldown_counter_ = state.cooldown_counter;
+  last_epoch_ = state.last_epoch;
+}
+
 bool ReduceLROnPlateauScheduler::is_better(double a) const {
   if (mode_ == min) return threshold_mode_ == rel ? a < best_ * (1. - threshold_) : a < best_ - threshold_;
   return threshold_mode_ == rel ? a > best_ * (threshold_ + 1.) : a > best_ + threshold_;

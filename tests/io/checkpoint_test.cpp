@@ -127,6 +127,39 @@ TEST_F(Checkpoint, AFlippedBitInTheTensorBytesIsReportedAsCorrupt) {
   EXPECT_THAT(error_of([&] { io::load_safetensors(path); }), HasSubstr("corrupt"));
 }
 
+// Other modules beside the main one ("ema" here): stored as "<name>/<key>", restored with the main
+// one or alone; a file lacking one asked for, or whose copy does not fit, changes nothing.
+TEST_F(Checkpoint, OtherModulesRideAlong) {
+  auto net = std::make_shared<Net>(), average = std::make_shared<Net>();
+  const fs::path path = this->path("ckpt.safetensors");
+  io::save_checkpoint(path, *net, nullptr, {{"step", "1"}}, {{"ema", average.get()}});
+  EXPECT_TRUE(io::load_safetensors(path).contains("ema/fc1.weight"));
+  auto net2 = std::make_shared<Net>(), average2 = std::make_shared<Net>();
+  io::load_checkpoint(path, *net2, nullptr, {{"ema", average2.get()}});
+  EXPECT_TRUE(net2->fc1->weight.equal(net->fc1->weight));
+  EXPECT_TRUE(average2->fc1->weight.equal(average->fc1->weight));
+  // Left unread when not asked for; alone, into any module that fits.
+  auto net3 = std::make_shared<Net>();
+  EXPECT_NO_THROW(io::load_checkpoint(path, *net3, nullptr));
+  io::load_checkpoint_module(path, "ema", *net3);
+  EXPECT_TRUE(net3->fc1->weight.equal(average->fc1->weight));
+  io::load_checkpoint_module(path, "model", *net3);
+  EXPECT_TRUE(net3->fc1->weight.equal(net->fc1->weight));
+
+  auto wide = std::make_shared<Net>(5);
+  const Tensor before = net3->fc1->weight.clone();
+  EXPECT_THAT(error_of([&] { io::load_checkpoint(path, *net3, nullptr, {{"ema", wide.get()}}); }),
+              HasSubstr("load_checkpoint: " + path.string() + ": module 'ema': "));
+  EXPECT_TRUE(net3->fc1->weight.equal(before));
+  EXPECT_THAT(error_of([&] { io::load_checkpoint(path, *net3, nullptr, {{"teacher", average2.get()}}); }),
+              HasSubstr("no module 'teacher' in this file"));
+  EXPECT_THAT(error_of([&] { io::load_checkpoint_module(path, "teacher", *net3); }),
+              HasSubstr("load_checkpoint_module: " + path.string() + ": no module 'teacher' in this file"));
+  for (const char* bad : {"", "model", "optimizer", "a/b"})
+    EXPECT_THAT(error_of([&] { io::save_checkpoint(path, *net, nullptr, {}, {{bad, average.get()}}); }),
+                HasSubstr("a module's name must be non-empty, without '/', and neither 'model' nor 'optimizer'"));
+}
+
 TEST_F(Checkpoint, FilesWithoutAChecksumStillLoad) {
   // Written by Python's safetensors (tests/fixtures/io): no checksum in their metadata.
   EXPECT_EQ(io::load_safetensors_metadata(io_fixture("reference.safetensors")).count(io::kChecksumKey), 0u);

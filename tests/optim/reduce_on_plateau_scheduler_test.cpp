@@ -101,3 +101,35 @@ TEST(ReduceLROnPlateauScheduler, Errors) {
   opt->add_param_group(Params{zeros({1}).requires_grad_()});
   EXPECT_THAT(error_of([&] { late.step(1.0); }), HasSubstr("the optimizer has 2 parameter groups"));
 }
+
+// A scheduler restored from its state (with the optimizer's lr) continues as the one never stopped:
+// through a reduction, its cooldown and the bad epochs counted before the stop.
+TEST(ReduceLROnPlateauScheduler, ARestoredStateContinuesTheSameWay) {
+  const std::vector<double> metrics{1.0, 0.9, 0.95, 0.97, 0.96, 0.99, 0.8, 0.85, 0.9, 0.91};
+  auto whole_opt = sgd(params());
+  Plateau whole(*whole_opt, Plateau::min, 0.5, 1, 1e-4, Plateau::rel, 1);
+  std::vector<double> want;
+  for (double m : metrics) {
+    whole.step(m);
+    want.push_back(whole_opt->get_lr());
+  }
+  for (size_t stop = 1; stop < metrics.size(); ++stop) {
+    auto first_opt = sgd(params());
+    Plateau first(*first_opt, Plateau::min, 0.5, 1, 1e-4, Plateau::rel, 1);
+    for (size_t i = 0; i < stop; ++i) first.step(metrics[i]);
+    auto second_opt = sgd(params());
+    second_opt->set_lr(first_opt->get_lr());
+    Plateau second(*second_opt, Plateau::min, 0.5, 1, 1e-4, Plateau::rel, 1);
+    second.load_state_dict(first.state_dict());
+    EXPECT_EQ(second.best(), first.best());
+    EXPECT_EQ(second.last_epoch(), first.last_epoch());
+    for (size_t i = stop; i < metrics.size(); ++i) {
+      second.step(metrics[i]);
+      EXPECT_DOUBLE_EQ(second_opt->get_lr(), want[i]) << "stopped after " << stop << ", epoch " << i;
+    }
+  }
+  Plateau s(*whole_opt);
+  EXPECT_THAT(error_of([&] { s.load_state_dict({.best = 1, .num_bad_epochs = -1}); }),
+              HasSubstr("ReduceLROnPlateauScheduler::load_state_dict: the counts must be non-negative, got "
+                        "num_bad_epochs -1"));
+}

@@ -19,6 +19,15 @@
 
 namespace cohort::optim {
 
+// The scheduler's progress, for checkpoints: restore it into a scheduler built with the same
+// arguments over the same optimizer (whose own state holds the current lrs).
+struct ReduceLROnPlateauState {
+  double best = 0;
+  int num_bad_epochs = 0;
+  int cooldown_counter = 0;
+  int64_t last_epoch = 0;
+};
+
 class ReduceLROnPlateauScheduler {
  public:
   enum SchedulerMode { min, max };
@@ -38,6 +47,10 @@ class ReduceLROnPlateauScheduler {
   int64_t last_epoch() const { return last_epoch_; }
   // Each group's current lr.
   std::vector<double> get_last_lr() const;
+
+  ReduceLROnPlateauState state_dict() const;
+  // Throws on a negative count in `state`.
+  void load_state_dict(const ReduceLROnPlateauState& state);
 
  private:
   bool is_better(double metric) const;
