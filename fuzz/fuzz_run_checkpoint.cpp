@@ -1,6 +1,6 @@
 // The trainer's run state: the input is the "cohort.run" metadata (JSON) of a checkpoint whose
 // weights and optimizer state are valid, read by app::read_checkpoint (format, config, progress)
-// and applied by app::restore_checkpoint (scheduler state, the generator's state).
+// and applied by app::restore_checkpoint (schedule state, the generator's state).
 #include "cohort/core/error.h"
 #include "cohort/io/checkpoint.h"
 #include "fuzz_util.h"
@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     const app::Checkpoint c = app::read_checkpoint(fuzz::scratch_dir());
-    app::restore_checkpoint(c, *run.model, run.optimizer.get(), run.scheduler.get());
+    app::restore_checkpoint(c, *run.model, run.optimizer.get(), run.schedule.get());
     (void)rand({2});  // the restored generator works
   } catch (const Error&) {
   }

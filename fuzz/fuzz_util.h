@@ -1,5 +1,5 @@
 // Shared by the fuzz targets and make_seeds: where inputs are written (the parsers take paths) and
-// the tiny model, optimizer and scheduler that the checkpoint targets load into.
+// the tiny model, optimizer and schedule that the checkpoint targets load into.
 //
 // A target's contract: every input either parses or throws a cohort::Error. Anything else
 // (another exception escaping, which terminates; a crash; an ASan or UBSan report; a hang; an
@@ -22,7 +22,8 @@
 #include "cohort/ops/creation.h"
 #include "cohort/ops/reduction.h"
 #include "cohort/optim/adam.h"
-#include "cohort/optim/lr_scheduler.h"
+
+#include "app/schedule.h"
 
 namespace cohort::fuzz {
 
@@ -49,11 +50,11 @@ inline std::filesystem::path write_input(const std::string& name, const uint8_t*
 }
 
 // Sequential(Linear(3, 4), ReLU, Linear(4, 2)) with Adam after one step (so it has state) and a
-// StepLR: small enough that a checkpoint of it is a ~1 KB seed.
+// the trainer's step schedule with a warm-up: small enough that a checkpoint of it is a ~1 KB seed.
 struct TinyRun {
   nn::Sequential model = make_model();
   std::unique_ptr<optim::Adam> optimizer;
-  std::unique_ptr<optim::StepLR> scheduler;
+  std::unique_ptr<app::Schedule> schedule;
 
   static nn::Sequential make_model() {
     manual_seed(0);  // the same weights in every process, so a crash input reproduces
@@ -63,7 +64,9 @@ struct TinyRun {
     optimizer = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-2));
     model->forward(ones({2, 3})).sum().backward();
     optimizer->step();
-    scheduler = std::make_unique<optim::StepLR>(*optimizer, 2);
+    app::TrainConfig config;
+    config.scheduler = "step", config.warmup_steps = 3;
+    schedule = std::make_unique<app::Schedule>(config, *optimizer, /*steps_per_epoch=*/4);
   }
 };
 

@@ -162,11 +162,11 @@ int main(int argc, char** argv) {
   app::DataSpec table;  // a table whose class names include bytes that are not UTF-8
   table.kind = app::DataKind::kTable, table.classes = {"low", "h\xe9gh"}, table.channels = 2, table.image_size = 1;
   table.mean = {0.5, -1}, table.std = {2, 0.25}, table.features = {"x", "y"};
-  for (const optim::LRScheduler* scheduler : {static_cast<const optim::LRScheduler*>(run.scheduler.get()),
-                                              static_cast<const optim::LRScheduler*>(nullptr)}) {
+  for (const app::Schedule* schedule : {static_cast<const app::Schedule*>(run.schedule.get()),
+                                        static_cast<const app::Schedule*>(nullptr)}) {
     fs::remove_all(tmp / "run");
-    const fs::path file = app::save_run_checkpoint(tmp / "run", "seed-run", config, scheduler ? images : table,
-                                                   progress, *run.model, *run.optimizer, scheduler);
+    const fs::path file = app::save_run_checkpoint(tmp / "run", "seed-run", config, schedule ? images : table,
+                                                   progress, *run.model, *run.optimizer, schedule);
     put("run_checkpoint", text(io::load_safetensors_metadata(file).at("cohort.run")));
   }
   // The decoder fixtures (tests/fixtures/generate_images.py): every kind of JPEG and PNG read_image handles.

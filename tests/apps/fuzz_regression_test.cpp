@@ -15,6 +15,7 @@
 
 #include "app/config.h"
 #include "app/run_checkpoint.h"
+#include "app/schedule.h"
 
 namespace fs = std::filesystem;
 using namespace cohort;
@@ -102,9 +103,11 @@ TEST(AppFuzzRegression, RestoreRefusesAMalformedSchedulerOrRngAsAnError) {
   const fs::path bad_scheduler = c.write([](nlohmann::json& run) {
     run["scheduler"] = {{"last_epoch", "soon"}, {"step_count", 1.5}, {"base_lrs", {0.1}}, {"last_lrs", {0.1}}};
   });
-  auto scheduler = std::make_unique<optim::StepLR>(c.optimizer, 2);
+  app::TrainConfig stepped;
+  stepped.scheduler = "step";
+  app::Schedule schedule(stepped, c.optimizer, 4);
   EXPECT_THAT(cohort::testing::error_of([&] {
-                app::restore_checkpoint(app::read_checkpoint(bad_scheduler), *c.model, &c.optimizer, scheduler.get());
+                app::restore_checkpoint(app::read_checkpoint(bad_scheduler), *c.model, &c.optimizer, &schedule);
               }),
               AllOf(HasSubstr(bad_scheduler.string()), HasSubstr("scheduler: 'last_epoch' must be an integer")));
 }

@@ -74,7 +74,8 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
   cmd.add_option("--target", c.target, "--dataset csv: the column to predict (a class per distinct value)");
   cmd.add_option("--seq-len", c.seq_len, "--dataset text: characters per training window")->capture_default_str();
   cmd.add_option("--epochs", c.epochs, "Passes over the training set")->capture_default_str();
-  cmd.add_option("--batch-size", c.batch_size, "Images per optimizer step")->capture_default_str();
+  cmd.add_option("--batch-size", c.batch_size, "Images per optimizer step (per micro-batch with --accumulate)")
+      ->capture_default_str();
   cmd.add_option("--lr", c.lr, "Learning rate (the peak rate for --scheduler onecycle)")->capture_default_str();
   cmd.add_option("--optimizer", c.optimizer, "Optimizer: " + join_names(kOptimizers))->capture_default_str();
   cmd.add_option("--momentum", c.momentum, "Momentum of sgd and rmsprop")->capture_default_str();
@@ -83,9 +84,23 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
                  "Scale the gradients down before each update so that their total 2-norm is at most this (0: off); "
                  "the norm before clipping is logged as grad_norm")
       ->capture_default_str();
+  cmd.add_option("--accumulate", c.accumulate,
+                 "Micro-batches of --batch-size per optimizer step: their gradients add up, so a step sees a batch "
+                 "of K x --batch-size (batch norm still normalises each micro-batch)")
+      ->capture_default_str();
   cmd.add_option("--scheduler", c.scheduler,
                  "Learning-rate schedule: none; step (x0.1 at 1/2 and 3/4 of the epochs); cosine (to 0, per "
-                 "epoch); onecycle (warm-up then anneal, per step)")
+                 "epoch); onecycle (warm-up then anneal, per step); plateau (x0.1 once the test loss has not "
+                 "improved for 2 epochs); cosine-restarts (cosine to 0 and back, in periods of 1, 2, 4, ... epochs, "
+                 "per step)")
+      ->capture_default_str();
+  cmd.add_option("--warmup-steps", c.warmup_steps,
+                 "Raise the lr linearly over the first N steps (step k at k/N of the schedule's rate), then follow "
+                 "the schedule; 0: none")
+      ->capture_default_str();
+  cmd.add_option("--ema", c.ema,
+                 "Keep an exponential moving average of the weights with this decay (e.g. 0.999; batch-norm "
+                 "statistics averaged too), checkpointed; the evaluation, predict, generate and export use it; 0: off")
       ->capture_default_str();
   cmd.add_option("--precision", c.precision,
                  "Arithmetic of the forward pass and loss: f32; bf16 or f16 (autocast: matrix products and "
@@ -94,7 +109,7 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
       ->capture_default_str();
   cmd.add_flag("--checkpoint-activations", c.checkpoint_activations,
                "Recompute activations in backward instead of keeping them (less memory, about one more forward "
-               "pass of compute): ResNets by stage, char-transformer by layer");
+               "pass of compute): ResNets by block, char-transformer by layer");
   cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")
       ->capture_default_str()
       ->check(kUnsigned);
@@ -255,7 +270,7 @@ int run_eval(const std::string& path, const std::string& data_dir, const std::st
                " does not have the classes the model was trained on: ",
                class_difference(data.spec.classes, "the test set", spec.classes, "the model"));
   auto model = create_model(config.model, spec);
-  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  restore_weights(checkpoint, *model);
   // A carried-state model reads its validation streams a batch of every stream at a time.
   data::DataLoader loader(data.test, data::DataLoaderOptions()
                                          .batch_size(data.test_batch > 0 ? data.test_batch : batch_size)

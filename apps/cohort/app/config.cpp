@@ -19,7 +19,7 @@ namespace cohort::app {
 
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "synthetic", "folder", "csv", "text"};
 const std::vector<std::string> kOptimizers = {"sgd", "adam", "adamw", "rmsprop"};
-const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle"};
+const std::vector<std::string> kSchedulers = {"none", "step", "cosine", "onecycle", "plateau", "cosine-restarts"};
 const std::vector<std::string> kPrecisions = {"f32", "bf16", "f16"};
 
 Precision precision_of(const TrainConfig& c) {
@@ -123,6 +123,12 @@ void TrainConfig::validate(const std::filesystem::path& stored_in) const {
           weight_decay);
   s.check(std::isfinite(clip_grad_norm) && clip_grad_norm >= 0, "--clip-grad-norm",
           "must be a finite number at least 0 (0: no clipping), got ", clip_grad_norm);
+  s.check(accumulate >= 1, "--accumulate", "must be at least 1 (micro-batches per step), got ", accumulate);
+  s.check(warmup_steps >= 0, "--warmup-steps", "must be at least 0 (0: no warm-up), got ", warmup_steps);
+  s.check(warmup_steps == 0 || scheduler != "onecycle", "--warmup-steps",
+          "does not combine with --scheduler onecycle, which warms up itself (over the first 30% of the steps)");
+  s.check(std::isfinite(ema) && ema >= 0 && ema < 1, "--ema",
+          "must be a decay in [0, 1) (0: no average; 0.999 is usual), got ", ema);
   s.check(threads >= 0, "--threads", "must be at least 0 (0 = all cores), got ", threads);
   s.check(threads <= kMaxThreads, "--threads", "must be at most ", kMaxThreads, ", got ", threads,
           "; hint: 0 gives one per core (", core_count(), " here)");
@@ -192,8 +198,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"target", c.target},     {"seq_len", c.seq_len},
           {"epochs", c.epochs},     {"batch_size", c.batch_size}, {"lr", c.lr},
           {"optimizer", c.optimizer}, {"momentum", c.momentum},   {"weight_decay", c.weight_decay},
-          {"clip_grad_norm", c.clip_grad_norm},
-          {"scheduler", c.scheduler}, {"precision", c.precision},
+          {"clip_grad_norm", c.clip_grad_norm}, {"accumulate", c.accumulate},
+          {"scheduler", c.scheduler}, {"warmup_steps", c.warmup_steps}, {"ema", c.ema}, {"precision", c.precision},
           {"checkpoint_activations", c.checkpoint_activations}, {"seed", c.seed},           {"workers", c.workers},
           {"devices", c.devices},
           {"limit", c.limit},       {"checkpoint_every", c.checkpoint_every},
@@ -228,7 +234,11 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.momentum = j.at("momentum");
     c.weight_decay = j.at("weight_decay");
     c.clip_grad_norm = j.value("clip_grad_norm", 0.0);  // absent in checkpoints of older cohorts
+    // Absent in checkpoints of older cohorts, which had none of these.
+    c.accumulate = j.contains("accumulate") ? integer_at(j, "accumulate", where) : 1;
     c.scheduler = j.at("scheduler");
+    c.warmup_steps = j.contains("warmup_steps") ? integer_at(j, "warmup_steps", where) : 0;
+    c.ema = j.value("ema", 0.0);
     c.precision = j.value("precision", "f32");  // absent in checkpoints of older cohorts
     c.checkpoint_activations = j.value("checkpoint_activations", false);
     c.seed = j.at("seed").is_number_unsigned() ? j.at("seed").get<uint64_t>()

@@ -38,7 +38,11 @@ struct TrainConfig {
   double momentum = 0.9;
   double weight_decay = 0;
   double clip_grad_norm = 0;               // > 0: the gradients' total 2-norm is clipped to it before each update
-  std::string scheduler = "none";          // none, step, cosine, onecycle
+  int64_t accumulate = 1;                  // micro-batches of --batch-size per optimizer step
+  std::string scheduler = "none";          // none, step, cosine, onecycle, plateau, cosine-restarts
+  int64_t warmup_steps = 0;                // the first N steps' lr rises linearly to the schedule's
+  double ema = 0;                          // > 0: the decay of an exponential moving average of the weights,
+                                           // which the evaluation, predict and export use
   std::string precision = "f32";           // f32; bf16, f16: forward pass and loss under autocast
   bool checkpoint_activations = false;     // recompute activations in backward (ResNets, char-transformer)
   uint64_t seed = 0;

@@ -268,7 +268,7 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   if (!options.data_dir.empty()) config.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal();
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort export");
   auto model = create_model(config.model, data);
-  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  restore_weights(checkpoint, *model);
   model->eval();
   // The snippet comes last in what is printed, so that it can be copied as it stands.
   if (!options.onnx.empty()) write_onnx(options, checkpoint, config, data, *model, out);

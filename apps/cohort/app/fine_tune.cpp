@@ -35,7 +35,8 @@ Weights read_weights(const std::string& file, std::string& stripped_prefix) {
   if (is_dir || io::load_safetensors_metadata(file).count("cohort.run")) {
     const Checkpoint checkpoint = read_checkpoint(file, /*talk=*/false);
     nn::StateDict model;
-    const std::string prefix = "model/";
+    // The run's result: the moving average when it kept one (--ema), as eval and export use.
+    const std::string prefix = checkpoint.config.ema > 0 ? "ema/" : "model/";
     for (const auto& item : io::load_safetensors(checkpoint.path))
       if (item.key().rfind(prefix, 0) == 0) model.insert(item.key().substr(prefix.size()), item.value());
     return {model, checkpoint.config.model};

@@ -98,7 +98,7 @@ int run_generate(const GenerateOptions& o, std::ostream& out) {
                ", not a language model; hint: train one with --model char-lstm --dataset text:FILE");
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort generate");
   auto model = create_model(config.model, data);
-  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  restore_weights(checkpoint, *model);
   const data::CharVocab vocab(data.classes);
   vocab.encode(o.prompt);  // a prompt the vocabulary cannot encode is refused before anything is printed
 

@@ -1,7 +1,5 @@
-// Optimizer and schedule factories for the trainer.
+// The trainer's optimizer factory.
 #include "app/optim_setup.h"
-
-#include <algorithm>
 
 #include "cohort/core/error.h"
 #include "cohort/optim/adam.h"
@@ -23,24 +21,6 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, std::vect
     return std::make_unique<optim::RMSprop>(
         std::move(parameters), optim::RMSpropOptions(c.lr).momentum(c.momentum).weight_decay(c.weight_decay));
   throw Error("cohort train: --optimizer '" + c.optimizer + "' is not known");
-}
-
-Schedule make_schedule(const TrainConfig& c, optim::Optimizer& optimizer, int64_t steps_per_epoch) {
-  Schedule s;
-  if (c.scheduler == "step") {
-    std::vector<int64_t> milestones{std::max<int64_t>(1, c.epochs / 2), std::max<int64_t>(1, c.epochs * 3 / 4)};
-    milestones.erase(std::unique(milestones.begin(), milestones.end()), milestones.end());
-    s.scheduler = std::make_unique<optim::MultiStepLR>(optimizer, milestones, 0.1);
-  } else if (c.scheduler == "cosine") {
-    s.scheduler = std::make_unique<optim::CosineAnnealingLR>(optimizer, c.epochs);
-  } else if (c.scheduler == "onecycle") {
-    s.scheduler = std::make_unique<optim::OneCycleLR>(
-        optimizer, optim::OneCycleLROptions(c.lr, c.epochs * steps_per_epoch));
-    s.per_step = true;
-  } else if (c.scheduler != "none") {
-    throw Error("cohort train: --scheduler '" + c.scheduler + "' is not known");
-  }
-  return s;
 }
 
 }  // namespace cohort::app

@@ -91,7 +91,7 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   if (!o.data_dir.empty()) config.data_dir = std::filesystem::absolute(o.data_dir).string();
   const DataSpec data = stored_or_loaded_spec(checkpoint.data, config, "cohort predict");
   auto model = create_model(config.model, data);
-  restore_checkpoint(checkpoint, *model, nullptr, nullptr);
+  restore_weights(checkpoint, *model);
   model->eval();
 
   auto inputs = std::make_shared<PredictionInputs>(inputs_of(o, data));

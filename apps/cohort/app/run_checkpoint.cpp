@@ -16,6 +16,7 @@
 #include "cohort/ops/creation.h"
 
 #include "app/run_dir.h"
+#include "app/schedule.h"
 
 namespace cohort::app {
 
@@ -60,13 +61,6 @@ Tensor state_from_json(const nlohmann::json& j, const std::string& where) {
 
 constexpr const char* kRunKey = "cohort.run";
 constexpr int kFormat = 1;
-
-nlohmann::json scheduler_json(const optim::LRScheduler* scheduler) {
-  if (!scheduler) return nullptr;
-  optim::LRSchedulerState s = scheduler->state_dict();
-  return {{"last_epoch", s.last_epoch}, {"step_count", s.step_count}, {"base_lrs", s.base_lrs},
-          {"last_lrs", s.last_lrs}};
-}
 
 // "step-00000938.safetensors" → 938; -1 for other names (temp files of a save in progress among them).
 int64_t step_of(const fs::path& file) {
@@ -220,7 +214,7 @@ void check_finite(const nn::Module& model, const TrainProgress& p, const fs::pat
 
 fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id, const TrainConfig& config,
                              const DataSpec& data, const TrainProgress& p, const nn::Module& model, const optim::Optimizer& optimizer,
-                             const optim::LRScheduler* scheduler) {
+                             const Schedule* schedule, const optim::AveragedModel* ema) {
   check_finite(model, p, run_dir);
   const fs::path dir = run_dir / "checkpoints";
   std::error_code ec;
@@ -242,9 +236,14 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
       {"seen", p.seen},
       {"epoch_seconds", p.epoch_seconds},
       {"elapsed_seconds", p.elapsed_seconds},
-      {"scheduler", scheduler_json(scheduler)},
+      {"scheduler", schedule ? schedule->state() : nlohmann::json()},
       {"rng", default_generator().get_state()},
   };
+  io::ModuleMap others;
+  if (ema) {
+    run["ema_updates"] = ema->n_averaged();
+    others["ema"] = &ema->module();
+  }
   if (!p.grad_scaler.empty()) run["grad_scaler"] = p.grad_scaler;
   if (!p.carried.empty()) {
     nlohmann::json carried = nlohmann::json::array();
@@ -253,7 +252,7 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const std::string& run_id,
   }
   const fs::path path = dir / checkpoint_name(p.step);
   // A path that is not UTF-8 is stored with U+FFFD (resume then names the path it cannot find).
-  io::save_checkpoint(path, model, &optimizer, {{kRunKey, json_text(run)}});
+  io::save_checkpoint(path, model, &optimizer, {{kRunKey, json_text(run)}}, others);
 
   // Only after the new one is safely in place are old ones deleted, and the temp files that killed
   // processes left behind (Note [Atomic writes]: "<name>.tmp.<pid>"); a live process's temp file may
@@ -373,11 +372,13 @@ Checkpoint fitting_checkpoint(const Checkpoint& checkpoint, const nn::Module& mo
 }  // namespace
 
 Checkpoint restore_checkpoint(const Checkpoint& requested, nn::Module& model, optim::Optimizer* optimizer,
-                              optim::LRScheduler* scheduler) {
+                              Schedule* schedule, optim::AveragedModel* ema) {
   const Checkpoint checkpoint = fitting_checkpoint(requested, model);
   io::Metadata metadata;
   try {
-    metadata = io::load_checkpoint(checkpoint.path, model, optimizer);
+    io::MutableModuleMap others;
+    if (ema) others["ema"] = ema->module_ptr().get();
+    metadata = io::load_checkpoint(checkpoint.path, model, optimizer, others);
   } catch (const Error& e) {  // the optimizer's state: the library's message, with the file named first
     throw Error("cohort: " + shown(checkpoint.path) + ": " + e.what());
   }
@@ -387,16 +388,8 @@ Checkpoint restore_checkpoint(const Checkpoint& requested, nn::Module& model, op
     COHORT_CHECK(found != metadata.end(), "cohort: ", shown(checkpoint.path),
                  " is not a cohort training checkpoint (no '", kRunKey, "' metadata)");
     const nlohmann::json run = nlohmann::json::parse(found->second);
-    if (scheduler) {
-      const nlohmann::json& s = run.at("scheduler");
-      COHORT_CHECK(!s.is_null(), "cohort: ", shown(checkpoint.path), " has no scheduler state but the run uses one");
-      optim::LRSchedulerState state;
-      state.last_epoch = integer_at(s, "last_epoch", where + "scheduler: ");
-      state.step_count = integer_at(s, "step_count", where + "scheduler: ");
-      state.base_lrs = s.at("base_lrs").get<std::vector<double>>();
-      state.last_lrs = s.at("last_lrs").get<std::vector<double>>();
-      scheduler->load_state_dict(state);
-    }
+    if (schedule) schedule->load_state(run.at("scheduler"), where);
+    if (ema) ema->set_n_averaged(integer_at(run, "ema_updates", where));
     try {
       default_generator().set_state(run.at("rng").get<std::string>());
     } catch (const Error& e) {
@@ -404,6 +397,17 @@ Checkpoint restore_checkpoint(const Checkpoint& requested, nn::Module& model, op
     }
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + escape_text(e.what()));
+  }
+  return checkpoint;
+}
+
+Checkpoint restore_weights(const Checkpoint& requested, nn::Module& model) {
+  const Checkpoint checkpoint = fitting_checkpoint(requested, model);
+  try {
+    if (checkpoint.config.ema > 0) io::load_checkpoint_module(checkpoint.path, "ema", model);
+    else io::load_checkpoint(checkpoint.path, model, nullptr);
+  } catch (const Error& e) {
+    throw Error("cohort: " + shown(checkpoint.path) + ": " + e.what());
   }
   return checkpoint;
 }

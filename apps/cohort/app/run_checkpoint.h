@@ -14,13 +14,15 @@
 #include "cohort/core/error.h"
 #include "cohort/data/dataloader.h"
 #include "cohort/nn/module.h"
-#include "cohort/optim/lr_scheduler.h"
+#include "cohort/optim/averaged_model.h"
 #include "cohort/optim/optimizer.h"
 
 #include "app/config.h"
 #include "app/data_spec.h"
 
 namespace cohort::app {
+
+class Schedule;
 
 // Where training is: the next batch to run and the sums of the epoch so far.
 struct TrainProgress {
@@ -55,13 +57,14 @@ class NotFiniteError : public Error {
 };
 
 // Writes <run_dir>/checkpoints/step-<step>.safetensors, tagged with `run_id`, then deletes all but
-// the newest config.keep_checkpoints and the temp files of dead processes. A parameter or buffer
-// that is not finite is an error (check_finite) and nothing is written.
+// the newest config.keep_checkpoints and the temp files of dead processes. The schedule and the
+// moving average of the weights (--ema) are saved when given. A parameter or buffer that is not
+// finite is an error (check_finite) and nothing is written.
 std::filesystem::path save_run_checkpoint(const std::filesystem::path& run_dir, const std::string& run_id,
                                           const TrainConfig& config, const DataSpec& data,
                                           const TrainProgress& progress,
                                           const nn::Module& model, const optim::Optimizer& optimizer,
-                                          const optim::LRScheduler* scheduler);
+                                          const Schedule* schedule, const optim::AveragedModel* ema = nullptr);
 
 // The first element of `t` (a contiguous CPU tensor) that is a NaN or an infinity: its index and
 // value, or nullopt. Only float32 and float64 tensors are looked at.
@@ -90,11 +93,17 @@ void set_aside_checkpoints_after(const std::filesystem::path& run_dir, int64_t s
 // there is no usable checkpoint or it is not a cohort checkpoint.
 Checkpoint read_checkpoint(const std::filesystem::path& path, bool talk = true);
 
-// Restores model, optimizer, scheduler and the default generator from `checkpoint`, and returns the
-// checkpoint restored: when `checkpoint` was chosen as its run directory's newest and its tensors do
-// not fit the model (a damaged file whose checksum still holds), the newest older checkpoint of the
-// run that is intact and fits, said on stderr. Throws naming the file when none fits.
+// Restores model, optimizer, schedule, moving average and the default generator from `checkpoint`
+// (each one given), and returns the checkpoint restored: when `checkpoint` was chosen as its run
+// directory's newest and its tensors do not fit the model (a damaged file whose checksum still
+// holds), the newest older checkpoint of the run that is intact and fits, said on stderr. Throws
+// naming the file when none fits.
 Checkpoint restore_checkpoint(const Checkpoint& checkpoint, nn::Module& model, optim::Optimizer* optimizer,
-                              optim::LRScheduler* scheduler);
+                              Schedule* schedule, optim::AveragedModel* ema = nullptr);
+
+// The weights that eval, predict, generate and export use, restored into `model`: the moving
+// average's when the run kept one (--ema), else the trained ones. The checkpoint is chosen as
+// restore_checkpoint does; returns it.
+Checkpoint restore_weights(const Checkpoint& checkpoint, nn::Module& model);
 
 }  // namespace cohort::app

@@ -1,11 +1,11 @@
-// The training loop over a run that start_run set up (training_run.cpp): train_step, train_epoch,
-// end_epoch.
+// The training loop over a run that start_run set up (training_run.cpp): backward_micro_batch,
+// optimizer_step, train_epoch, end_epoch.
 //
 // Note [Exact resume]
 // Everything that decides the next step's numbers lives in the checkpoint — weights, optimizer and
-// scheduler state, the default generator, the loader's position (its order depends only on its seed
-// and the epoch) and the epoch's running sums — so a resumed run repeats the same computations as one
-// that never stopped.
+// schedule state, the moving average of the weights, the default generator, the loader's position
+// (its order depends only on its seed and the epoch) and the epoch's running sums — so a resumed run
+// repeats the same computations as one that never stopped.
 //
 // Note [Trainer processes]
 // Started by `cohort launch` (WORLD_SIZE > 1), every process runs this loop on its share of each
@@ -61,6 +61,18 @@
 // the loss (optim::GradScaler: PyTorch's dynamic scaling; a step whose gradients overflow is skipped
 // and the scale halves), and the scaler's state is checkpointed with the progress. The precision is
 // part of the run's configuration: --resume refuses another.
+//
+// Note [Gradient accumulation]
+// --accumulate K makes each optimizer step out of K micro-batches of --batch-size: the epoch's batches
+// in windows of K (the last one shorter when K does not divide them). The gradients of a window add
+// up in .grad, each micro-batch's mean loss weighted by its share of the window's samples (over all
+// processes), so a step's gradient is the mean over the window's samples, as one batch of K x
+// --batch-size would give, up to rounding (batch norm excepted: it normalises each micro-batch).
+// Under DistributedDataParallel the first K - 1 backward passes keep their gradients local (no_sync)
+// and the last one all-reduces the window's sum; the window's loss and accuracy sums, and the stop
+// vote, ride with it. The loss check, clipping, the update, the schedule, the moving average, the
+// step's records and checkpoints all happen once per window, so a checkpoint always sits at a
+// window's end and a resumed run starts the next window.
 #include "app/trainer.h"
 #include "app/carried_state.h"
 
@@ -132,30 +144,51 @@ EvalResult evaluate_in_precision(TrainingRun& run) {
   const Precision precision = precision_of(run.config);
   std::optional<autocast::AutocastGuard> mixed;
   if (precision.autocast) mixed.emplace(precision.dtype);
-  EvalResult result = evaluate(*run.model, run.test_loader, run.num_classes(), run.data.carry_state);
+  EvalResult result = evaluate(run.evaluated_model(), run.test_loader, run.num_classes(), run.data.carry_state);
   result.unit = sample_unit(run.data.spec.kind);
   return result;
 }
 
-// The sums of a batch whose samples all count: its loss (the mean over its predictions) times its
-// predictions, its correct predictions, its predictions and the stop vote.
-std::vector<double> batch_sums(const Tensor& loss, const Tensor& logits, const Tensor& target, double vote) {
-  return {loss.item<double>() * static_cast<double>(target.numel()),
-          static_cast<double>(logits.argmax(1).eq(target).sum().item<int64_t>()), static_cast<double>(target.numel()),
-          vote};
+// Adds the sums of a batch whose samples all count to `sums`: its loss (the mean over its
+// predictions) times its predictions, its correct predictions and its predictions.
+void add_batch_sums(std::vector<double>& sums, const Tensor& loss, const Tensor& logits, const Tensor& target) {
+  sums[0] += loss.item<double>() * static_cast<double>(target.numel());
+  sums[1] += static_cast<double>(logits.argmax(1).eq(target).sum().item<int64_t>());
+  sums[2] += static_cast<double>(target.numel());
 }
 
-// train_step's forward, loss and backward through the model call (DistributedDataParallel's
-// gradients reduced with the sums), ending the autocast region `mixed` before backward.
-std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& batch, double vote,
-                                          std::optional<autocast::AutocastGuard>& mixed) {
+// The micro-batches of the step that the epoch's batch `k` (from 0) belongs to (Note [Gradient
+// accumulation]): the window's first batch and its length.
+struct Window {
+  int64_t first, count;
+  bool ends_at(int64_t k) const { return k == first + count - 1; }
+};
+
+Window window_of(const TrainingRun& run, int64_t k) {
+  const int64_t first = k / run.config.accumulate * run.config.accumulate;
+  return {first, std::min(run.config.accumulate, run.loader.num_batches() - first)};
+}
+
+// Batch k's share of its window's samples, counted over all processes: the weight of its mean loss.
+double share_of_window(const TrainingRun& run, int64_t k, const Window& window) {
+  const int64_t b = run.config.batch_size, n = run.data.train->size();
+  auto samples = [&](int64_t from, int64_t to) { return std::min(to * b, n) - from * b; };  // batches [from, to)
+  return static_cast<double>(samples(k, k + 1)) / static_cast<double>(samples(window.first, window.first + window.count));
+}
+
+// The forward, loss and backward of one micro-batch through the model call, its loss weighted by
+// `weight`, ending the autocast region `mixed` before backward; `sums` (the window's so far) gains
+// the batch's. With DistributedDataParallel only the window's last batch reduces the gradients, and
+// with them the window's sums.
+void forward_then_backward(TrainingRun& run, const data::Batch& batch, double weight, bool last,
+                           std::vector<double>& sums, std::optional<autocast::AutocastGuard>& mixed) {
   std::optional<profiler::RecordFunction> phase(std::in_place, "forward");
+  if (run.call.reducer) run.call.reducer->set_sync(last);
   Tensor logits = run.call.forward_carry ? forward_carrying(run.progress.carried, batch.data, run.call.forward_carry)
                                          : run.forward(batch.data);
   const Tensor target = batch.target.reshape({-1});
   const int64_t per_sample = target.numel() / std::max<int64_t>(batch.size(), 1);
   Tensor loss;
-  std::vector<double> sums;
   if (Tensor weights = uneven_weights(run, batch); weights.defined()) {
     Tensor losses = nn::functional::cross_entropy(logits, target,
                                                   nn::functional::CrossEntropyOptions().reduction(kNone));
@@ -165,7 +198,6 @@ std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& b
     // The metrics count the real samples only.
     const Tensor each = losses.detach().contiguous(), predicted = logits.argmax(1).contiguous(),
                  truth = target.contiguous(), w = weights.contiguous();
-    sums = {0, 0, 0, vote};
     for (int64_t j = 0; j < target.numel(); ++j) {
       if (w.data_ptr<float>()[j] == 0) continue;
       sums[0] += each.data_ptr<float>()[j];
@@ -174,41 +206,43 @@ std::vector<double> forward_then_backward(TrainingRun& run, const data::Batch& b
     }
   } else {
     loss = nn::functional::cross_entropy(logits, target);
-    sums = batch_sums(loss, logits, target, vote);
+    add_batch_sums(sums, loss, logits, target);
   }
   mixed.reset();  // backward outside the region (Note [Mixed precision])
   phase.emplace("backward");
-  if (run.call.reducer) run.call.reducer->reduce_with_gradients(sums);
-  run.optimizer->zero_grad();
-  run.scaler.scale(loss).backward();
-  if (run.call.reducer) sums = run.call.reducer->reduced_values();
-  return sums;
+  if (run.call.reducer && last) run.call.reducer->reduce_with_gradients(sums);
+  run.scaler.scale(weight == 1 ? loss : loss * weight).backward();
+  if (run.call.reducer && last) sums = run.call.reducer->reduced_values();
 }
 
-// One optimizer step on `batch`, the `epoch`'s. Returns the batch's sums over the processes (Note
-// [Trainer processes]): its loss times its predictions, its correct predictions, its predictions and
-// the stop votes (Note [Interrupted training]). A prediction is a sample's class, or for a language
-// model each position of a window (logits [N * T, V], target [N, T]). A loss that is not finite
-// throws before the update, so no NaN reaches the weights or a checkpoint.
-std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64_t epoch) {
-  profiler::RecordFunction range("train_step");
+// One micro-batch of the window (Note [Gradient accumulation]): its forward, loss and backward,
+// adding its sums to the window's `sums` (Note [Trainer processes]): its loss times its predictions,
+// its correct predictions and its predictions. A prediction is a sample's class, or for a language
+// model each position of a window (logits [N * T, V], target [N, T]). On the window's last batch the
+// stop vote (Note [Interrupted training]) joins the sums, which are then the window's over all
+// processes.
+void backward_micro_batch(TrainingRun& run, const data::Batch& batch, double weight, bool last,
+                          std::vector<double>& sums) {
   std::optional<autocast::AutocastGuard> mixed;
   if (const Precision precision = precision_of(run.config); precision.autocast) mixed.emplace(precision.dtype);
-  const double vote = interrupt_requested() ? 1 : 0;
-  std::vector<double> sums;
+  if (last) sums[3] = interrupt_requested() ? 1 : 0;
   if (run.call.forward_backward && !run.call.forward_carry) {
     // Several devices in one process: each replica's forward, loss and backward in one job.
     profiler::RecordFunction phase("forward_backward");
-    run.optimizer->zero_grad();
     auto [loss, logits] = run.call.forward_backward(batch.data, batch.target, [&](const Tensor& out, const Tensor& t) {
       Tensor l = nn::functional::cross_entropy(out, t.reshape({-1}));
-      return std::make_tuple(run.scaler.scale(l), l);
+      return std::make_tuple(run.scaler.scale(weight == 1 ? l : l * weight), l);
     });
     mixed.reset();
-    sums = batch_sums(loss, logits, batch.target.reshape({-1}), vote);
+    add_batch_sums(sums, loss, logits, batch.target.reshape({-1}));
   } else {
-    sums = forward_then_backward(run, batch, vote, mixed);
+    forward_then_backward(run, batch, weight, last, sums, mixed);
   }
+}
+
+// The optimizer step after a window's backward passes, whose summed `sums` it gets. A loss that is
+// not finite throws before the update, so no NaN reaches the weights or a checkpoint.
+void optimizer_step(TrainingRun& run, const std::vector<double>& sums, int64_t epoch) {
   const double loss_value = sums[0] / sums[2];
   if (!std::isfinite(loss_value))
     throw NotFiniteError(cohort::detail::str("cohort train: the loss is ", loss_value, " at step ",
@@ -227,8 +261,7 @@ std::vector<double> train_step(TrainingRun& run, const data::Batch& batch, int64
     run.scaler.update();
     run.progress.grad_scaler = run.scaler.state_dict();
   }
-  if (run.schedule.per_step) run.schedule.scheduler->step();
-  return sums;
+  if (run.ema) run.ema->update_parameters(*run.model);
 }
 
 // The signal that stops the run after this step, 0 to go on (Note [Interrupted training]).
@@ -264,9 +297,22 @@ void train_epoch(TrainingRun& run, int64_t epoch) {
   if (run.loader.state().batch == 0) p.carried.clear();  // every epoch starts from zero states
   run.model->train();
   if (run.profiler) run.profiler->after_step(p.step);
+  std::vector<double> sums(4);
+  std::optional<profiler::RecordFunction> step_range;
   for (const data::Batch& batch : run.loader) {
-    const std::vector<double> sums = train_step(run, batch, epoch);
+    const int64_t k = run.loader.state().batch - 1;  // the batch being trained, counted from 0
+    const Window window = window_of(run, k);
+    if (k == window.first) {
+      step_range.emplace("train_step");
+      run.optimizer->zero_grad();
+      std::fill(sums.begin(), sums.end(), 0.0);
+    }
+    backward_micro_batch(run, batch, share_of_window(run, k, window), window.ends_at(k), sums);
+    if (!window.ends_at(k)) continue;
+    optimizer_step(run, sums, epoch);
+    step_range.reset();
     ++p.step;
+    run.schedule.after_step(p.step);
     if (run.profiler) run.profiler->after_step(p.step);
     p.loss_sum += sums[0];
     p.correct += static_cast<int64_t>(sums[1]);
@@ -314,8 +360,9 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
   std::string text_line;
   if (kind == DataKind::kText && run.talk) {
     const double bpc = test.loss / std::log(2.0);
-    const std::string sample = generate_text(*run.model, data::CharVocab(run.data.spec.classes), run.data.prompt, 200,
-                                             0.8, run.config.seed + static_cast<uint64_t>(epoch), run.config.seq_len);
+    const std::string sample =
+        generate_text(run.evaluated_model(), data::CharVocab(run.data.spec.classes), run.data.prompt, 200, 0.8,
+                      run.config.seed + static_cast<uint64_t>(epoch), run.config.seq_len);
     record["test_bpc"] = bpc;
     record["test_perplexity"] = std::exp(test.loss);
     record["sample"] = sample;
@@ -334,7 +381,7 @@ void report_epoch(TrainingRun& run, int64_t epoch, const EvalResult& test) {
 // What a finished run leaves beside its report: samples.png (for images) and eval.json.
 void write_final_outputs(TrainingRun& run, const EvalResult& test) {
   if (run.data.spec.kind == DataKind::kImages) {
-    write_prediction_samples((run.out / "samples.png").string(), *run.model, run.data);
+    write_prediction_samples((run.out / "samples.png").string(), run.evaluated_model(), run.data);
     if (run.metrics) run.metrics->image("samples", io::read_png((run.out / "samples.png").string()), run.progress.step);
   }
   write_eval_json(run.out / "eval.json", test, run.data.spec.classes);
@@ -349,7 +396,7 @@ double end_epoch(TrainingRun& run, int64_t epoch) {
   const EvalResult test = evaluate_in_precision(run);
   report_epoch(run, epoch, test);
 
-  if (!run.schedule.per_step && run.schedule.scheduler) run.schedule.scheduler->step();
+  run.schedule.after_epoch(test.loss);
   p.loader = run.loader.state();
   p.loss_sum = 0;
   p.correct = p.seen = 0;

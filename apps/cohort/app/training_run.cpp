@@ -193,7 +193,7 @@ void resume(TrainingRun& run) {
   // The run's own newest checkpoint (resolve_resume chose it): an older one of the run may stand in.
   std::error_code ec;
   chosen.from_run_directory = std::filesystem::equivalent(chosen.path.parent_path(), run.out / "checkpoints", ec);
-  const Checkpoint c = restore_checkpoint(chosen, *run.model, run.optimizer.get(), run.schedule.scheduler.get());
+  const Checkpoint c = restore_checkpoint(chosen, *run.model, run.optimizer.get(), &run.schedule, run.ema.get());
   run.progress = c.progress;
   run.progress.carried = my_streams(c.progress.carried, run.ranks);
   if (!run.progress.grad_scaler.empty()) run.scaler.load_state_dict(run.progress.grad_scaler);
@@ -278,13 +278,18 @@ void announce(const TrainingRun& run) {
 
 }  // namespace
 
+models::Model& TrainingRun::evaluated_model() const {
+  if (!ema) return *model;
+  return dynamic_cast<models::Model&>(ema->module());  // a clone of the master: the same class
+}
+
 void TrainingRun::save_checkpoint() const {
   check_finite(*model, progress, out);  // on every rank: they hold the same weights and stop together
   TrainProgress saved = progress;
   saved.carried = all_streams(progress.carried, ranks);  // collective: every rank takes part
   if (ranks.leader()) {
     if (lock) lock->check_still_held();
-    save_run_checkpoint(out, run_id, config, data.spec, saved, *model, *optimizer, schedule.scheduler.get());
+    save_run_checkpoint(out, run_id, config, data.spec, saved, *model, *optimizer, &schedule, ema.get());
   }
   ranks.barrier();
 }
@@ -309,7 +314,13 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
   ModelCall call = wrap_model(model, config.devices, ranks, data.carry_state);
   data::DataLoader loader = make_train_loader(config, data, ranks);
   data::DataLoader test_loader = make_test_loader(config, data);
-  Schedule schedule = make_schedule(config, *optimizer, loader.num_batches());
+  const int64_t steps_per_epoch = (loader.num_batches() + config.accumulate - 1) / config.accumulate;
+  Schedule schedule(config, *optimizer, steps_per_epoch);
+  // The average starts from the weights of the first step (PyTorch's first update copies).
+  std::unique_ptr<optim::AveragedModel> ema;
+  if (config.ema > 0)
+    ema = std::make_unique<optim::AveragedModel>(
+        *model, optim::AveragedModelOptions().ema_decay(config.ema).use_buffers(true));
   const bool talk = ranks.leader() || config.log_all_ranks;
   TrainingRun run{.config = config,
                   .out = std::move(out),
@@ -324,7 +335,8 @@ TrainingRun set_up(const TrainConfig& config, std::shared_ptr<RunDirLock> lock, 
                   .call = std::move(call),
                   .loader = std::move(loader),
                   .test_loader = std::move(test_loader),
-                  .schedule = std::move(schedule)};
+                  .schedule = std::move(schedule),
+                  .ema = std::move(ema)};
   if (!config.resume.empty()) resume(run);
   open_metrics(run);
   announce(run);

@@ -14,6 +14,7 @@
 #include "cohort/distributed/reducer.h"
 #include "cohort/models/model.h"
 #include "cohort/nn/module.h"
+#include "cohort/optim/averaged_model.h"
 #include "cohort/optim/grad_scaler.h"
 #include "cohort/optim/optimizer.h"
 #include "cohort/parallel/data_parallel.h"
@@ -22,6 +23,7 @@
 #include "app/data_setup.h"
 #include "app/metrics_log.h"
 #include "app/optim_setup.h"
+#include "app/schedule.h"
 #include "app/ranks.h"
 #include "app/run_dir.h"
 #include "app/run_checkpoint.h"
@@ -66,6 +68,9 @@ struct TrainingRun {
   data::DataLoader loader;       // the training set: this process's share of each batch
   data::DataLoader test_loader;  // the whole test set, in every process
   Schedule schedule;
+  // --ema: the moving average of the master's weights, updated after every optimizer step; null
+  // otherwise.
+  std::unique_ptr<optim::AveragedModel> ema{};
   TrainProgress progress{};             // restored on resume
   std::optional<MetricsLog> metrics{};  // rank 0 only
   std::optional<StepProfiler> profiler{};  // rank 0 with --profile
@@ -80,6 +85,9 @@ struct TrainingRun {
   double grad_norm = 0;                // the gradients' norm before the last step's --clip-grad-norm
 
   Tensor forward(const Tensor& x) const { return call.forward(x); }
+  // The model the evaluation, the samples and the generated text use: the moving average with --ema,
+  // else the master.
+  models::Model& evaluated_model() const;
   int64_t num_classes() const { return static_cast<int64_t>(data.spec.classes.size()); }
   // Checkpoints `progress`: rank 0 writes, the others wait until the file is complete
   // (Note [Trainer processes]).
