@@ -19,6 +19,15 @@
 // A pass started on an executor's thread queues its own device's nodes on that executor and waits in
 // run_ranked_until, which keeps running them (and the device's other ready nodes): waiting for work
 // queued to its own thread cannot block it.
+//
+// Note [Freeing the graph as it runs]
+// Without retain_graph a pass frees each node's saved tensors (Node::release) right after the node
+// has run, as PyTorch's engine does, not when the whole pass ends: the activations of the layers
+// already back-propagated are gone while the earlier layers' backward runs, so backward's peak memory
+// is the forward's saved tensors falling, not all of them plus backward's temporaries. Activation
+// checkpointing depends on it: a recomputed segment replaces the saved tensors already freed. The
+// nodes a grad() call does not run are freed at the end of the pass, with everything else.
+//
 // grad() runs only the nodes on a path from the roots to one of its inputs, as PyTorch's engine does:
 // other branches, the AccumulateGrad of other leaves and their hooks are skipped. Besides saving the
 // work, this keeps a grad() inside a data-parallel replica off the other devices' threads (the
@@ -80,6 +89,9 @@ struct GraphTask {
   detail::DeviceExecutor* owner_executor = nullptr;
   std::atomic<bool> finished{false};
   bool create_graph = false;
+  // Without retain_graph, each node frees its saved tensors as soon as it has run (Note [Freeing the
+  // graph as it runs]).
+  bool release_as_run = false;
   // The caller's autocast state: a node runs as it would on the caller's thread, wherever it runs.
   autocast::State autocast_state;
   // For grad(): gradients arriving at these nodes are captured instead of applied, and only the
@@ -173,6 +185,7 @@ void execute(GraphTask* task, Node* node) {
           profiling::Scope profile(node->name(), profiling::Kind::Backward);
           if (profile) profile.inputs({grad});
           grads = node->apply(std::move(grad));
+          if (task->release_as_run) node->release();
         } catch (...) {
           t_current_node = previous_node;
           throw;
@@ -292,6 +305,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& outputs, const std::
   task->create_graph = create_graph;
   task->autocast_state = autocast::current_state();
   bool keep_graph = retain_graph.value_or(create_graph);
+  task->release_as_run = !keep_graph;
 
   std::vector<std::shared_ptr<Node>> roots;
   std::vector<Tensor> root_grads;

@@ -7,6 +7,44 @@
 
 namespace cohort::models {
 
+namespace {
+
+// Note [Transformer checkpoints]
+// With checkpointing, each residual step of every encoder layer (self-attention with its norm, then
+// the feed-forward with its norm) runs under a checkpoint of its own, all but the last layer's
+// feed-forward, whose activations backward needs at once. Between forward and backward only the
+// steps' inputs stay; backward recomputes one step at a time. By step rather than by layer: a layer's
+// recompute holds its attention's [N, heads, T, T] scores and probabilities beside its feed-forward's
+// [N * T, 512] activations, and with two layers that is most of the unchecked peak. Each step is a
+// module of its own (sharing the layer's submodules) so that utils::checkpoint sees the parameters it
+// uses.
+class AttentionStep : public nn::Module {
+ public:
+  explicit AttentionStep(std::shared_ptr<nn::TransformerEncoderLayerImpl> layer) : layer_(std::move(layer)) {
+    register_module("norm1", layer_->norm1);
+    register_module("self_attn", layer_->self_attn);
+  }
+  Tensor forward(const Tensor& x, const Tensor& mask) { return layer_->self_attention_step(x, mask); }
+
+ private:
+  std::shared_ptr<nn::TransformerEncoderLayerImpl> layer_;
+};
+
+class FeedForwardStep : public nn::Module {
+ public:
+  explicit FeedForwardStep(std::shared_ptr<nn::TransformerEncoderLayerImpl> layer) : layer_(std::move(layer)) {
+    register_module("norm2", layer_->norm2);
+    register_module("linear1", layer_->linear1);
+    register_module("linear2", layer_->linear2);
+  }
+  Tensor forward(const Tensor& x) { return layer_->feed_forward_step(x); }
+
+ private:
+  std::shared_ptr<nn::TransformerEncoderLayerImpl> layer_;
+};
+
+}  // namespace
+
 CharTransformer::CharTransformer(const ModelOptions& options) : Model("char-transformer", options) {
   embedding = register_module("embedding", nn::Embedding(options.num_classes(), kWidth));
   position = register_module("position", nn::Embedding(options.image_size(), kWidth));
@@ -30,10 +68,13 @@ Tensor CharTransformer::forward(const Tensor& x) {
   Tensor h = embedding(x) + position(arange(t, TensorOptions(kInt64).device(x.device())));
   const Tensor mask = nn::generate_square_subsequent_mask(t, TensorOptions(h.dtype()).device(x.device()));
   if (checkpoint_activations_ && is_training()) {
-    // encoder(h, mask), one checkpoint per layer.
-    for (size_t i = 0; i < encoder->layers->size(); ++i)
-      h = utils::checkpoint(nn::TransformerEncoderLayer(encoder->layers->ptr<nn::TransformerEncoderLayerImpl>(i)), h,
-                            mask);
+    // encoder(h, mask), one checkpoint per residual step (Note [Transformer checkpoints]).
+    const size_t layers = encoder->layers->size();
+    for (size_t i = 0; i < layers; ++i) {
+      const auto layer = encoder->layers->ptr<nn::TransformerEncoderLayerImpl>(i);
+      h = utils::checkpoint(std::make_shared<AttentionStep>(layer), h, mask);
+      h = i + 1 < layers ? utils::checkpoint(std::make_shared<FeedForwardStep>(layer), h) : layer->feed_forward_step(h);
+    }
     if (encoder->norm) h = encoder->norm->forward(h);
   } else {
     h = encoder(h, mask);

@@ -124,13 +124,38 @@ ResNet::ResNet(const ModelOptions& options, std::array<int64_t, 4> blocks, ResNe
 
 Tensor ResNet::forward(const Tensor& input) {
   check_input(input, /*exact_size=*/false);
+  if (checkpoint_activations_ && is_training()) return checkpointed_forward(input);
   Tensor x = relu(bn1(conv1(input)));
   if (maxpool) x = maxpool(x);
-  if (checkpoint_activations_ && is_training()) {
-    for (const nn::Sequential& stage : {layer1, layer2, layer3, layer4}) x = utils::checkpoint(stage, x);
-  } else {
-    x = layer4(layer3(layer2(layer1(x))));
-  }
+  x = layer4(layer3(layer2(layer1(x))));
+  return fc(avgpool(x).flatten(1));
+}
+
+// Note [ResNet checkpoints]
+// The stem and every block but the network's last run under utils::checkpoint: between forward and
+// backward only each segment's input stays (the image, the stem's output, every block's input) with
+// the last block's activations, which backward needs at once (recomputing them would save nothing).
+// Backward then recomputes one block at a time. By block rather than by stage: a stage's recompute
+// holds all its blocks' activations at once, and the stem's and the first stage's, at full
+// resolution, are most of the peak. The blocks run without the stage's forward hooks (a stage is
+// not called as a module here).
+template <class Block>
+Tensor ResNet::checkpointed_blocks(Tensor x) {
+  const std::array<nn::Sequential, 4> stages{layer1, layer2, layer3, layer4};
+  for (size_t s = 0; s < stages.size(); ++s)
+    for (size_t i = 0; i < stages[s]->size(); ++i) {
+      const std::shared_ptr<Block> block = stages[s]->ptr<Block>(i);
+      const bool last = s + 1 == stages.size() && i + 1 == stages[s]->size();
+      x = last ? block->forward(x) : utils::checkpoint(block, x);
+    }
+  return x;
+}
+
+Tensor ResNet::checkpointed_forward(const Tensor& input) {
+  nn::Sequential stem(conv1, bn1, relu);  // the model's own layers, not registered again
+  if (maxpool) stem->push_back(maxpool);
+  Tensor x = utils::checkpoint(stem, input);
+  x = block_ == ResNetBlock::Basic ? checkpointed_blocks<BasicBlock>(x) : checkpointed_blocks<Bottleneck>(x);
   return fc(avgpool(x).flatten(1));
 }
 

@@ -41,17 +41,20 @@ Tensor TransformerEncoderLayerImpl::activation(const Tensor& x) { return detail:
 
 Tensor TransformerEncoderLayerImpl::forward(const Tensor& src, const Tensor& src_mask,
                                             const Tensor& src_key_padding_mask) {
-  auto attend = [&](const Tensor& x) {
-    return dropout1(std::get<0>(self_attn(x, x, x, src_key_padding_mask, /*need_weights=*/false, src_mask)));
+  return feed_forward_step(self_attention_step(src, src_mask, src_key_padding_mask));
+}
+
+Tensor TransformerEncoderLayerImpl::self_attention_step(const Tensor& x, const Tensor& src_mask,
+                                                        const Tensor& src_key_padding_mask) {
+  auto attend = [&](const Tensor& y) {
+    return dropout1(std::get<0>(self_attn(y, y, y, src_key_padding_mask, /*need_weights=*/false, src_mask)));
   };
-  auto feed_forward = [&](const Tensor& x) { return dropout2(linear2(dropout(activation(linear1(x))))); };
-  Tensor x = src;
-  if (options.norm_first()) {
-    x = x + attend(norm1(x));
-    return x + feed_forward(norm2(x));
-  }
-  x = norm1(x + attend(x));
-  return norm2(x + feed_forward(x));
+  return options.norm_first() ? x + attend(norm1(x)) : norm1(x + attend(x));
+}
+
+Tensor TransformerEncoderLayerImpl::feed_forward_step(const Tensor& x) {
+  auto feed_forward = [&](const Tensor& y) { return dropout2(linear2(dropout(activation(linear1(y))))); };
+  return options.norm_first() ? x + feed_forward(norm2(x)) : norm2(x + feed_forward(x));
 }
 
 TransformerEncoderImpl::TransformerEncoderImpl(TransformerEncoderOptions options_) : options(std::move(options_)) {

@@ -354,3 +354,30 @@ TEST(Autograd, InPlaceOpsThatSaveTheirInputStillDifferentiate) {
   // d/dx log(x * (x + 1)) with x + 1 constant = 1 / x
   EXPECT_TRUE(x.grad().allclose(tensor({1.0, 0.5}, kFloat64)));
 }
+
+// Without retain_graph each node frees its saved tensors once it has run (Note [Freeing the graph as
+// it runs]): when the first op's gradient arrives, the later ops' saved activations are gone; with
+// retain_graph they are all still held.
+TEST(Autograd, ANodesSavedTensorsAreFreedOnceItHasRun) {
+  const Device cpu(kCPU, 0);
+  Tensor x = randn({1024, 256}, requires_grad());  // 1 MiB per activation
+  auto held_at_first_op = [&](bool retain) {
+    int64_t held = -1;
+    Tensor h = x.tanh();  // saves its output
+    h.register_hook([&](const Tensor&) { held = memory_stats(cpu).allocated_bytes; });
+    for (int i = 0; i < 8; ++i) h = h.tanh();
+    const int64_t before = memory_stats(cpu).allocated_bytes;  // the 9 activations
+    h.sum().backward({}, retain);
+    h = Tensor();
+    return held - before;
+  };
+  const int64_t freed = held_at_first_op(false), kept = held_at_first_op(true);
+  // The 8 later activations (8 MiB) are gone by then, less the gradients in flight.
+  EXPECT_LT(freed, kept - 6 * (int64_t{1} << 20)) << "freed " << freed << ", kept " << kept;
+  EXPECT_THAT(error_of([&] {
+                Tensor y = x.tanh().tanh();
+                y.sum().backward();
+                y.sum().backward();
+              }),
+              HasSubstr("TanhBackward0: trying to backward through the graph a second time"));
+}

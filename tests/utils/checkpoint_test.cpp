@@ -293,7 +293,8 @@ TEST_F(ActivationCheckpoint, Errors) {
               HasSubstr("is neither an input nor a parameter of the checkpointed modules"));
 }
 
-// Checkpointing a deep stack keeps a lower peak: the unchecked run holds every activation.
+// Checkpointing a deep stack keeps a lower peak: the unchecked run holds every activation (32 of 1 MiB,
+// against 4 MiB of weight gradients) until backward frees them.
 TEST_F(ActivationCheckpoint, DeepStackKeepsALowerMemoryPeak) {
   manual_seed(6);
   nn::Sequential seq;
@@ -304,7 +305,7 @@ TEST_F(ActivationCheckpoint, DeepStackKeepsALowerMemoryPeak) {
   const Device cpu(kCPU, 0);
   auto peak = [&](int64_t segments) {
     zero_grads(*seq);
-    Tensor x = randn({128, 256});
+    Tensor x = randn({1024, 256});
     reset_peak_memory_stats(cpu);
     const int64_t before = memory_stats(cpu).allocated_bytes;
     Tensor out = segments ? utils::checkpoint_sequential(seq, segments, x) : seq->forward(x);

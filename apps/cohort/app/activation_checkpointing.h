@@ -1,5 +1,5 @@
 // `cohort train --checkpoint-activations`: the models that recompute activations in backward instead
-// of keeping them (utils::checkpoint), ResNets by stage and char-transformer by layer.
+// of keeping them (utils::checkpoint), ResNets by block and char-transformer by residual step.
 #pragma once
 
 #include <string>

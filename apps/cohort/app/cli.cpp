@@ -109,7 +109,7 @@ void add_train_flags(CLI::App& cmd, TrainConfig& c) {
       ->capture_default_str();
   cmd.add_flag("--checkpoint-activations", c.checkpoint_activations,
                "Recompute activations in backward instead of keeping them (less memory, about one more forward "
-               "pass of compute): ResNets by block, char-transformer by layer");
+               "pass of compute): ResNets by block, char-transformer by attention and feed-forward step");
   cmd.add_option("--seed", c.seed, "Seed of the weights, the shuffling and the augmentation")
       ->capture_default_str()
       ->check(kUnsigned);

@@ -25,8 +25,9 @@ class CharTransformer : public Model {
   Tensor forward(const Tensor& x) override;
   std::shared_ptr<Model> create_fresh() const override;
 
-  // Activation checkpointing by layer: in training, each encoder layer runs under utils::checkpoint.
-  // Off by default; create_fresh and clones keep it.
+  // Activation checkpointing by residual step: in training, each encoder layer's self-attention and
+  // feed-forward steps run under utils::checkpoint, all but the last feed-forward (Note [Transformer
+  // checkpoints]). Off by default; create_fresh and clones keep it.
   void set_checkpoint_activations(bool on) { checkpoint_activations_ = on; }
   bool checkpoint_activations() const { return checkpoint_activations_; }
 

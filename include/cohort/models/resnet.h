@@ -88,13 +88,17 @@ class ResNet : public Model {
   // The stem this model has (Auto resolved).
   ResNetStem stem() const { return stem_; }
 
-  // Activation checkpointing by stage: in training, layer1..layer4 each run under utils::checkpoint
-  // (backward runs a stage again instead of keeping its activations). Off by default; create_fresh
-  // and clones keep it.
+  // Activation checkpointing: in training the stem and every block but the last run under
+  // utils::checkpoint (backward runs each block again instead of keeping its activations; Note
+  // [ResNet checkpoints]). Off by default; create_fresh and clones keep it.
   void set_checkpoint_activations(bool on) { checkpoint_activations_ = on; }
   bool checkpoint_activations() const { return checkpoint_activations_; }
 
  private:
+  Tensor checkpointed_forward(const Tensor& input);
+  template <class Block>
+  Tensor checkpointed_blocks(Tensor x);
+
   bool checkpoint_activations_ = false;
   std::array<int64_t, 4> blocks_;
   ResNetBlock block_;

@@ -77,6 +77,11 @@ class TransformerEncoderLayerImpl : public Cloneable<TransformerEncoderLayerImpl
       : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
   explicit TransformerEncoderLayerImpl(const TransformerEncoderLayerOptions& options);
   Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
+  // forward's two residual steps, each with its norm (PyTorch's _sa_block and _ff_block with the sum
+  // and the norm around them): forward(x) is feed_forward_step(self_attention_step(x)). Apart, so
+  // that each can run under a checkpoint of its own.
+  Tensor self_attention_step(const Tensor& x, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
+  Tensor feed_forward_step(const Tensor& x);
   void reset() override;
   void reset_parameters();
   void pretty_print(std::ostream& os) const override { os << "TransformerEncoderLayer"; }
