@@ -11,12 +11,10 @@
 
 #include "apps/run_cohort.h"
 #include "apps/same_run.h"
-#include "cohort/io/safetensors.h"
 #include "support/paths.h"
 #include "support/run_metrics.h"
 #include "support/subprocess.h"
 
-#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
@@ -83,10 +81,7 @@ TEST(AccumulateFlag, AResumeMidEpochIsTheRunThatWasNotStopped) {
   ASSERT_TRUE(fs::exists(step4));
   auto [code, err] = run_cohort({"train", "--resume", step4.string(), "--threads", "1", "--no-progress"});
   ASSERT_EQ(code, 0) << err;
-  const auto a = cohort::io::load_safetensors(cohort::app::list_checkpoints(whole).back());
-  const auto b = cohort::io::load_safetensors(cohort::app::list_checkpoints(split).back());
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& item : a) EXPECT_TRUE(item.value().equal(b[item.key()])) << item.key();
+  cohort::testing::expect_identical_checkpoints(whole, split);
   EXPECT_EQ(cohort::testing::metrics_of(whole).size(), cohort::testing::metrics_of(split).size());
 }
 

@@ -1,4 +1,5 @@
-// Two runs of `cohort train` that must agree: the same metrics (up to float rounding) and final weights.
+// Two runs of `cohort train` that must agree: the same metrics (up to float rounding) and final weights,
+// or (a resumed run against the one never stopped) the same newest checkpoint, bit for bit.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,6 +26,17 @@ inline void expect_same_run(const std::filesystem::path& one, const std::filesys
     if (name.rfind("model/", 0) != 0) continue;
     ASSERT_TRUE(y.contains(name)) << name;
     EXPECT_TRUE(allclose(item.value(), y[name], 1e-4, 1e-5)) << name;
+  }
+}
+
+// Every tensor of the two runs' newest checkpoints (weights, optimizer state, other modules) is equal.
+inline void expect_identical_checkpoints(const std::filesystem::path& a_run, const std::filesystem::path& b_run) {
+  const auto a = io::load_safetensors(app::list_checkpoints(a_run).back());
+  const auto b = io::load_safetensors(app::list_checkpoints(b_run).back());
+  ASSERT_EQ(a.size(), b.size()) << a_run << " and " << b_run;
+  for (const auto& item : a) {
+    ASSERT_TRUE(b.contains(item.key())) << item.key();
+    EXPECT_TRUE(item.value().equal(b[item.key()])) << item.key();
   }
 }
 

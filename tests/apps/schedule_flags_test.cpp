@@ -10,10 +10,8 @@
 #include <vector>
 
 #include "apps/run_cohort.h"
-#include "cohort/io/safetensors.h"
+#include "apps/same_run.h"
 #include "support/run_metrics.h"
-
-#include "app/run_checkpoint.h"
 
 namespace fs = std::filesystem;
 using cohort::testing::run_cohort;
@@ -69,14 +67,6 @@ TEST(ScheduleFlags, PlateauCutsTheRateWhenTheTestLossStalls) {
   EXPECT_NEAR(epoch_lrs[4], 1e-7, 1e-20);  // epochs 2, 3 and 4 were no better than epoch 1
 }
 
-void expect_same_checkpoints(const fs::path& a_run, const fs::path& b_run) {
-  const auto a = cohort::io::load_safetensors(cohort::app::list_checkpoints(a_run).back());
-  const auto b = cohort::io::load_safetensors(cohort::app::list_checkpoints(b_run).back());
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& item : a) EXPECT_TRUE(item.value().equal(b[item.key()])) << item.key();
-  EXPECT_EQ(step_rates(a_run), step_rates(b_run));
-}
-
 TEST(ScheduleFlags, ResumedInsideTheWarmUpOrMidPeriodTheRunIsTheOneNeverStopped) {
   for (const std::string scheduler : {"cosine-restarts", "plateau"}) {
     const std::vector<std::string> more{"--warmup-steps", "12", "--scheduler", scheduler, "--checkpoint-every", "3",
@@ -91,7 +81,8 @@ TEST(ScheduleFlags, ResumedInsideTheWarmUpOrMidPeriodTheRunIsTheOneNeverStopped)
       auto [code, err] = run_cohort({"train", "--resume", checkpoint.string(), "--threads", "1", "--no-progress"});
       ASSERT_EQ(code, 0) << err;
       SCOPED_TRACE(scheduler + " resumed at step " + step);
-      expect_same_checkpoints(whole, split);
+      cohort::testing::expect_identical_checkpoints(whole, split);
+      EXPECT_EQ(step_rates(whole), step_rates(split));
     }
   }
 }
