@@ -1,9 +1,10 @@
 // Activation checkpointing's trade, measured: training steps (forward, cross entropy, backward) of a
 // model with checkpointing on or off (ResNet::set_checkpoint_activations, by block;
-// CharTransformer::set_checkpoint_activations, by layer): the allocator's peak bytes during a step
-// above what was allocated before it (weights, the batch), the growth of the process's resident set
-// from before the first step to its peak (VmHWM - VmRSS) and the median step time. One mode per process, so that the RSS high-water mark is the mode's own:
-// bench/checkpoint_memory.sh runs both, alternating, and prints the table.
+// CharTransformer::set_checkpoint_activations, by residual step): the allocator's peak bytes during a
+// step above what was allocated before it (weights, the batch), the growth of the process's resident
+// set from before the first step to its peak (VmHWM - VmRSS) and the median step time. One mode per
+// process, so that the RSS high-water mark is the mode's own: bench/checkpoint_memory.sh runs both,
+// alternating, and prints the table.
 //   checkpoint_memory MODEL off|on [batch=32] [size=32: image size, or sequence length] [steps=5] [threads=0]
 //   -> "model <m> batch <n> size <s> checkpoint <off|on> peak_mib <p> rss_mib <r> step_ms <t> grad_diff <d>"
 // It also checks that the gradients of the first step equal those of an unchecked model (a bitwise

@@ -173,7 +173,8 @@ Window window_of(const TrainingRun& run, int64_t k) {
 double share_of_window(const TrainingRun& run, int64_t k, const Window& window) {
   const int64_t b = run.config.batch_size, n = run.data.train->size();
   auto samples = [&](int64_t from, int64_t to) { return std::min(to * b, n) - from * b; };  // batches [from, to)
-  return static_cast<double>(samples(k, k + 1)) / static_cast<double>(samples(window.first, window.first + window.count));
+  const int64_t in_window = samples(window.first, window.first + window.count);
+  return static_cast<double>(samples(k, k + 1)) / static_cast<double>(in_window);
 }
 
 // The forward, loss and backward of one micro-batch through the model call, its loss weighted by
