@@ -136,13 +136,13 @@ Metadata load_checkpoint(const std::filesystem::path& path, nn::Module& module, 
   for (const auto& item : load_safetensors(path)) {
     const std::string& key = item.key();
     const size_t slash = key.find('/');
-    const std::string prefix = slash == std::string::npos ? "" : key.substr(0, slash);
     if (key.rfind(kModelPrefix, 0) == 0) {
       weights.insert(key.substr(std::char_traits<char>::length(kModelPrefix)), item.value());
     } else if (key.rfind(kOptimizerPrefix, 0) == 0) {
       state.tensors[key.substr(std::char_traits<char>::length(kOptimizerPrefix))] = item.value();
-    } else if (slash != std::string::npos && slash > 0) {
-      if (others.count(prefix)) other_weights[prefix].insert(key.substr(slash + 1), item.value());
+    } else if (slash != std::string::npos && slash > 0) {  // another module's: kept only when asked for
+      if (const auto other = others.find(key.substr(0, slash)); other != others.end())
+        other_weights[other->first].insert(key.substr(slash + 1), item.value());
     } else {
       throw Error(op + "unexpected tensor '" + escape_text(key) +
                   "' (a checkpoint holds only 'model/…', 'optimizer/…' and other modules' '<name>/…')");

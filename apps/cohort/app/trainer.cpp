@@ -122,6 +122,12 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// The real samples (over all processes, padding not counted) of the epoch's batches [from, to).
+int64_t samples_in_batches(const TrainingRun& run, int64_t from, int64_t to) {
+  const int64_t b = run.config.batch_size, n = run.data.train->size();
+  return std::min(to * b, n) - from * b;
+}
+
 // Per-sample weights of this process's share of the current batch when the batch does not split
 // evenly among the processes (Note [Uneven shards]), else an undefined tensor (always in one process).
 Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
@@ -129,7 +135,7 @@ Tensor uneven_weights(const TrainingRun& run, const data::Batch& batch) {
   const int64_t k = run.loader.state().batch - 1;  // the batch being trained, counted from 0
   if (world == 1 || n % world == 0 || k != run.loader.num_batches() - 1) return {};
   const int64_t per_rank = run.config.batch_size / world;
-  const int64_t real = std::min(run.config.batch_size, n - k * run.config.batch_size);  // S
+  const int64_t real = samples_in_batches(run, k, k + 1);  // S
   Tensor weights = zeros({batch.size()}, kFloat32);
   float* w = weights.data_ptr<float>();
   for (int64_t j = 0; j < batch.size(); ++j) {
@@ -171,10 +177,8 @@ Window window_of(const TrainingRun& run, int64_t k) {
 
 // Batch k's share of its window's samples, counted over all processes: the weight of its mean loss.
 double share_of_window(const TrainingRun& run, int64_t k, const Window& window) {
-  const int64_t b = run.config.batch_size, n = run.data.train->size();
-  auto samples = [&](int64_t from, int64_t to) { return std::min(to * b, n) - from * b; };  // batches [from, to)
-  const int64_t in_window = samples(window.first, window.first + window.count);
-  return static_cast<double>(samples(k, k + 1)) / static_cast<double>(in_window);
+  return static_cast<double>(samples_in_batches(run, k, k + 1)) /
+         static_cast<double>(samples_in_batches(run, window.first, window.first + window.count));
 }
 
 // The forward, loss and backward of one micro-batch through the model call, its loss weighted by
