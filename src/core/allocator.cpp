@@ -16,6 +16,7 @@
 #include "cohort/core/error.h"
 #include "cohort/core/profiling.h"
 #include "cohort/core/storage.h"
+#include "segment_arena.h"
 
 namespace cohort::detail {
 
@@ -25,7 +26,9 @@ namespace cohort::detail {
 // the blitz CNN at batch 256 took 300k page faults per 40 steps, and the kernel serialises the faults
 // of one process, so two DataParallel devices stalled each other (their backward was 35% slower than
 // one device with two threads). So blocks of at least kCacheMinBytes are kept, per device, when freed
-// and handed out again for a request they fit without wasting more than an eighth of themselves.
+// and handed out again for a request they fit without wasting more than an eighth of themselves;
+// from a megabyte on, blocks are chunks of segments that split and merge instead (Note [Segments] in
+// segment_arena.cpp), so that the pool follows the step's peak rather than every size it asked for.
 // Smaller blocks are kept too, in power-of-two size classes from 64 bytes (a free list each): left
 // to glibc, the few hundred small tensors of a step freed together made its heap top shrink by
 // brk() and grow back page by page every step (the blitz CNN at batch 4 spent 4% of its step in
@@ -50,6 +53,7 @@ struct DeviceMemory {
   std::mutex mutex;                    // guards free_blocks and small_blocks
   std::multimap<size_t, void*> free_blocks;  // large: capacity -> block (header address)
   std::array<std::vector<void*>, kSmallClasses> small_blocks;  // small: per size class
+  SegmentArena segments;  // a megabyte and more, while caching is on
 };
 
 // One slot per device index, filled on first use. Never destroyed: tensors freed by worker threads
@@ -95,8 +99,9 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // A block of several megabytes (a batch's activations, a layer's weights) is read in full by most
 // ops, and with 4 KiB pages each pass takes a TLB miss every 4 KiB. A kernel whose transparent huge
 // pages are in "madvise" mode backs anonymous memory with 2 MiB pages only where asked, so blocks of
-// kHugeMinBytes and more start on a 2 MiB boundary and advise huge pages for the 2 MiB pages they
-// fill; the partial page at the end stays small, so no memory is added. ResNet-18 training at batch
+// kHugeMinBytes and more (and every segment, Note [Segments]) start on a 2 MiB boundary and advise
+// huge pages for the 2 MiB pages they fill; the partial page at the end stays small, so no memory is
+// added. ResNet-18 training at batch
 // 256 ran 2-3% faster for it (BENCHMARKS.md); models of small tensors are unchanged. Where the
 // kernel has transparent huge pages off, the advice fails and is ignored.
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -113,6 +118,7 @@ size_t capacity_of(void* header) { return *static_cast<size_t*>(header); }
 
 // Frees every cached block of `m`.
 void release(DeviceMemory& m) {
+  m.segments.release();
   std::multimap<size_t, void*> blocks;
   std::array<std::vector<void*>, kSmallClasses> small;
   {
@@ -186,7 +192,7 @@ void free_block(DeviceMemory& m, void* data, bool small) {
   const size_t capacity = capacity_of(header);
   // A small block made while caching was off has no class size: it is not kept.
   const bool keep = !small || std::has_single_bit(capacity / kAlignment);
-  if (keep && m.cached.load() + static_cast<int64_t>(capacity) <= cache_limit()) {
+  if (keep && m.cached.load() + m.segments.free_bytes() + static_cast<int64_t>(capacity) <= cache_limit()) {
     std::lock_guard<std::mutex> l(m.mutex);
     if (small)
       m.small_blocks[std::countr_zero(capacity / kAlignment)].push_back(header);
@@ -199,6 +205,7 @@ void free_block(DeviceMemory& m, void* data, bool small) {
 }
 
 void* allocate_once(DeviceMemory& m, size_t nbytes) {
+  if (nbytes >= SegmentArena::kMinBytes && cache_limit() > 0) return m.segments.allocate(nbytes);
   return nbytes >= kCacheMinBytes ? allocate_large(m, nbytes) : allocate_small(m, nbytes);
 }
 
@@ -223,7 +230,10 @@ void* device_allocate(Device device, size_t nbytes) {
 
 void device_free(Device device, void* data, size_t nbytes) {
   DeviceMemory& m = memory(device);
-  free_block(m, data, nbytes < kCacheMinBytes);
+  // A block of a megabyte or more came from the segments unless caching was off when it was made.
+  const bool from_segments =
+      nbytes >= SegmentArena::kMinBytes && m.segments.deallocate(data, cache_limit() - m.cached.load());
+  if (!from_segments) free_block(m, data, nbytes < kCacheMinBytes);
   m.allocated.fetch_sub(static_cast<int64_t>(nbytes));
   m.count.fetch_sub(1);
 }
@@ -234,7 +244,7 @@ namespace cohort {
 
 MemoryStats memory_stats(Device device) {
   auto& m = detail::memory(device);
-  return {m.allocated.load(), m.peak.load(), m.count.load(), m.cached.load()};
+  return {m.allocated.load(), m.peak.load(), m.count.load(), m.cached.load() + m.segments.free_bytes()};
 }
 
 void reset_peak_memory_stats(Device device) {

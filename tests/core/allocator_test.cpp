@@ -1,6 +1,8 @@
-// The caching allocator (Note [Caching allocator]): large blocks come back for requests they fit,
-// small ones for requests of their power-of-two size class, the counters stay exact, and the limit
-// and empty_cache hold; blocks of megabytes ask for huge pages (Note [Huge pages for large blocks]).
+// The caching allocator (Note [Caching allocator]): blocks of a megabyte and more are chunks that split
+// and merge, and the pool stays near the live peak (Note [Segments]); blocks below come back for
+// requests they fit, small ones for requests of their power-of-two size class; the counters stay
+// exact, and the limit and empty_cache hold; blocks of megabytes ask for huge pages (Note [Huge pages
+// for large blocks]).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cohort/core/device.h"
 #include "cohort/core/storage.h"
@@ -53,19 +56,62 @@ TEST(Allocator, AFreedLargeBlockIsReusedForTheSameSize) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data_ptr()) % 64, 0u);
 }
 
-TEST(Allocator, ASlightlySmallerRequestReusesTheBlockAMuchSmallerOneDoesNot) {
+TEST(Allocator, ASlightlySmallerRequestTakesTheWholeBlockAMuchSmallerOneSplitsIt) {
   CacheLimit limit(int64_t{64} << 20);
-  void* block = nullptr;
+  const Device d("cpu:0");
+  char* block = nullptr;
   {
     Tensor a = empty({kLarge});
-    block = a.data_ptr();
+    block = static_cast<char*>(a.data_ptr());
   }
   {
-    Tensor a = empty({kLarge - kLarge / 16});  // fits, wasting a sixteenth
+    Tensor a = empty({kLarge - kLarge / 16});  // the rest (256 KiB) is too small to be a block of its own
     EXPECT_EQ(a.data_ptr(), block);
+    EXPECT_EQ(memory_stats(d).cached_bytes, 0);
   }
-  Tensor half = empty({kLarge / 2});  // would waste half the block: a fresh one
-  EXPECT_NE(half.data_ptr(), block);
+  {
+    Tensor front = empty({kLarge / 2});  // 2 MiB out of the free 4: the front half, then the back half
+    Tensor back = empty({kLarge / 2});
+    EXPECT_EQ(front.data_ptr(), block);
+    EXPECT_EQ(back.data_ptr(), block + kLarge * 2);
+    EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+  }
+  // Freed, the halves merged again: the whole block serves a request of its size.
+  EXPECT_EQ(memory_stats(d).cached_bytes, kLarge * 4);
+  Tensor whole = empty({kLarge});
+  EXPECT_EQ(whole.data_ptr(), block);
+}
+
+TEST(Allocator, ThePoolFollowsTheLivePeakWhenTheSizesChange) {
+  CacheLimit limit(int64_t{1} << 30);
+  const Device d("cpu:0");
+  {
+    std::vector<Tensor> quarters;
+    for (int i = 0; i < 8; ++i) quarters.push_back(empty({kLarge}));  // 8 x 4 MiB
+  }
+  EXPECT_EQ(memory_stats(d).cached_bytes, kLarge * 4 * 8);
+  // Two 16 MiB blocks fit in none of the 4 MiB ones: the free ones give way instead of the pool
+  // growing to 64 MiB for a 32 MiB peak.
+  Tensor a = empty({kLarge * 4}), b = empty({kLarge * 4});
+  EXPECT_LE(memory_stats(d).cached_bytes, kLarge * 4 * 8 / 16);
+  a.fill_(1.0);
+  b.fill_(2.0);
+  EXPECT_EQ(a.sum().item<double>() + b.sum().item<double>(), 3.0 * kLarge * 4);
+}
+
+TEST(Allocator, AFreeChunkBetweenTwoInUseIsReturnedToTheSystem) {
+  CacheLimit limit(int64_t{64} << 20);
+  const Device d("cpu:0");
+  { Tensor whole = empty({kLarge * 3 / 2}); }  // 6 MiB, then three 2 MiB pieces of it
+  Tensor first = empty({kLarge / 2}), middle = empty({kLarge / 2}), last = empty({kLarge / 2});
+  EXPECT_EQ(static_cast<char*>(middle.data_ptr()), static_cast<char*>(first.data_ptr()) + kLarge * 2);
+  middle = Tensor();
+  EXPECT_EQ(memory_stats(d).cached_bytes, kLarge * 2);
+  empty_cache(d);
+  EXPECT_EQ(memory_stats(d).cached_bytes, 0);
+  first.fill_(1.0);  // its neighbours in use are untouched by the hole between them
+  last.fill_(2.0);
+  EXPECT_EQ(first.sum().item<double>() + last.sum().item<double>(), 3.0 * kLarge / 2);
 }
 
 TEST(Allocator, CountersCountWhatTensorsAskedForAndCachedBytesWhatIsKept) {
@@ -176,18 +222,24 @@ std::string smaps_field(uintptr_t address, const std::string& name) {
 
 TEST(Allocator, BlocksOfMegabytesStartOnAHugePageAndMayUseHugePages) {
   constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  Tensor big = empty({4 << 20});  // 16 MiB
+  {
+    CacheLimit off(0);  // caching off: a block from the system, its 64-byte header first
+    Tensor big = empty({4 << 20});
+    EXPECT_EQ((reinterpret_cast<uintptr_t>(big.data_ptr()) - 64) % kHugePage, 0u);
+    Tensor small = empty({1 << 18});  // 1 MiB: below the threshold, 64-byte aligned as before
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
+  }
+  CacheLimit on(int64_t{64} << 20);
+  Tensor big = empty({4 << 20});  // 16 MiB, freshly mapped
   const auto data = reinterpret_cast<uintptr_t>(big.data_ptr());
-  EXPECT_EQ((data - 64) % kHugePage, 0u) << "the block (its 64-byte header first) starts on a 2 MiB boundary";
-  Tensor small = empty({1 << 18});  // 1 MiB: below the threshold, 64-byte aligned as before
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data_ptr()) % 64, 0u);
+  EXPECT_EQ(data % kHugePage, 0u) << "a fresh mapping starts on a 2 MiB boundary";
 
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string modes;
   std::getline(thp, modes);
   if (modes.empty() || modes.find("[never]") != std::string::npos)
     GTEST_SKIP() << "transparent huge pages are off on this kernel (\"" << modes << "\"): nothing to advise";
-  EXPECT_THAT(smaps_field(data - 64 + kHugePage, "THPeligible"), HasSubstr("1"))
+  EXPECT_THAT(smaps_field(data + kHugePage, "THPeligible"), HasSubstr("1"))
       << "the block's full 2 MiB pages are advised for huge pages (THP modes: " << modes << ")";
 }
 

@@ -1,0 +1,207 @@
+// Large blocks: chunks of mappings the allocator makes itself.
+#include "segment_arena.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <sys/mman.h>
+
+namespace cohort::detail {
+
+// Note [Segments]
+// A training step asks for its large blocks in a mix of sizes that changes from one phase to the
+// next: the forward's activations, the backward's gradients, a checkpointed segment's recompute. A
+// cache that hands a freed block only to a request of about its size keeps a block of every size the
+// step ever asked for, and its pool outgrows the step's peak (a checkpointed char-transformer step
+// kept 362 MiB for a 201 MiB peak). So blocks of a megabyte and more are chunks of mappings:
+//  - a request takes the smallest free chunk that holds it and leaves the rest, when that is a
+//    megabyte or more, free for the next; a freed chunk merges with its free neighbours, so the
+//    pieces of a mapping come back together;
+//  - where no free chunk is large enough, the request's size is mapped afresh (mmap: unmapping
+//    returns the memory to the system at once, where glibc keeps large blocks in heaps it does not
+//    shrink once its mmap threshold has risen). First, while the mapped bytes would pass the most
+//    the arena ever had in use by more than its room (a sixteenth of that peak), free chunks are
+//    unmapped, the largest first. Chunks are whole pages, so any free chunk can go, even one between
+//    two in use; the pool stays within the room above the live peak;
+//  - a loop can need more room than that: the blitz CNN's step holds 3.8 MiB in three chunks when it
+//    asks for 6.1 MiB, so with the pool at its 9.9 MiB peak the pieces were unmapped and mapped again
+//    every step (2 mmaps, 10 munmaps and 70 page faults a step, 3% of its time). A loop asks for the
+//    same sizes at the same points every time round, so a miss that must unmap while the peak, the
+//    bytes in use and the request are those of an earlier such miss is a loop taking back what it
+//    gave: the room doubles (up to the peak itself). The blitz CNN settles after five steps; the
+//    checkpointed char-transformer, whose misses all come in its first step, keeps a sixteenth;
+//  - free chunks are also unmapped, the largest first, while the device's cache limit is passed, and
+//    all of them by empty_cache, which also starts the peak and the room afresh.
+// A fresh mapping starts on a 2 MiB boundary with its whole 2 MiB pages advised for huge pages (Note
+// [Huge pages for large blocks] in allocator.cpp); its partial last page stays small.
+
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kHugePage = size_t{2} << 20;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// `bytes` (a multiple of the page) of fresh memory on a 2 MiB boundary; nullptr when there is none.
+void* map_pages(size_t bytes) {
+  const size_t span = bytes + kHugePage - kPage;
+  void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = round_up(start, kHugePage);
+  if (aligned > start) munmap(p, aligned - start);
+  if (const size_t tail = start + span - (aligned + bytes)) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  auto* base = reinterpret_cast<void*>(aligned);
+  // Fails where the kernel has transparent huge pages off; the pages then stay small.
+  if (bytes >= kHugePage) madvise(base, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  return base;
+}
+
+}  // namespace
+
+void* SegmentArena::allocate(size_t nbytes) {
+  const size_t size = round_up(nbytes, kPage);
+  std::vector<Range> unmap;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    if (Chunk* chunk = take_best_fit(size)) return hand_out(chunk);
+    const int64_t wanted = static_cast<int64_t>(size);
+    const int64_t live = std::max(peak_in_use_, in_use_ + wanted);
+    unmap = detach_free_chunks(-1, live + (live >> room_shift_) - wanted);
+    if (!unmap.empty()) note_forced_unmap(size);
+  }
+  for (const Range& r : unmap) munmap(r.base, r.size);
+  void* base = map_pages(size);
+  if (!base) return nullptr;
+  std::lock_guard<std::mutex> l(mutex_);
+  mapped_ += static_cast<int64_t>(size);
+  ++mappings_;
+  return hand_out(new Chunk{static_cast<char*>(base), size});
+}
+
+int64_t SegmentArena::mapped_bytes() {
+  std::lock_guard<std::mutex> l(mutex_);
+  return mapped_;
+}
+
+int64_t SegmentArena::mappings() {
+  std::lock_guard<std::mutex> l(mutex_);
+  return mappings_;
+}
+
+void* SegmentArena::hand_out(Chunk* chunk) {
+  handed_out_.emplace(chunk->data, chunk);
+  in_use_ += static_cast<int64_t>(chunk->size);
+  peak_in_use_ = std::max(peak_in_use_, in_use_);
+  update_free_bytes();
+  return chunk->data;
+}
+
+bool SegmentArena::deallocate(void* data, int64_t keep_at_most) {
+  std::vector<Range> unmap;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    auto it = handed_out_.find(data);
+    if (it == handed_out_.end()) return false;
+    Chunk* chunk = it->second;
+    handed_out_.erase(it);
+    in_use_ -= static_cast<int64_t>(chunk->size);
+    mark_free(chunk);
+    update_free_bytes();
+    if (mapped_ - in_use_ > keep_at_most) unmap = detach_free_chunks(keep_at_most, -1);
+  }
+  for (const Range& r : unmap) munmap(r.base, r.size);
+  return true;
+}
+
+void SegmentArena::release() {
+  std::vector<Range> unmap;
+  {
+    std::lock_guard<std::mutex> l(mutex_);
+    unmap = detach_free_chunks(0, -1);
+    peak_in_use_ = in_use_;  // the pool's bound starts again from what is in use now
+    room_shift_ = kFirstRoomShift;
+    forced_.clear();
+  }
+  for (const Range& r : unmap) munmap(r.base, r.size);
+}
+
+// A miss of `size` bytes had to unmap free chunks to keep the pool within its room above the peak.
+// If an earlier such miss at the same peak came with the same request and the same bytes in use, a
+// loop is asking again for what it gave back last time round, and would every time: the room doubles.
+void SegmentArena::note_forced_unmap(size_t size) {
+  if (peak_in_use_ != peak_at_forced_) {
+    peak_at_forced_ = peak_in_use_;
+    forced_.clear();
+  }
+  const std::pair<int64_t, size_t> state{in_use_, size};
+  if (std::find(forced_.begin(), forced_.end(), state) != forced_.end()) {
+    if (room_shift_ > 0) --room_shift_;
+    return;
+  }
+  if (forced_.size() == kForcedRemembered) forced_.erase(forced_.begin());
+  forced_.push_back(state);
+}
+
+// The smallest free chunk of `size` bytes or more, split when the rest would be worth a chunk of its own.
+SegmentArena::Chunk* SegmentArena::take_best_fit(size_t size) {
+  auto it = free_chunks_.lower_bound(size);
+  if (it == free_chunks_.end()) return nullptr;
+  Chunk* chunk = *it;
+  free_chunks_.erase(it);
+  chunk->free = false;
+  if (chunk->size - size >= kMinBytes) {
+    auto* rest = new Chunk{chunk->data + size, chunk->size - size, true, chunk, chunk->next};
+    if (chunk->next) chunk->next->prev = rest;
+    chunk->next = rest;
+    chunk->size = size;
+    free_chunks_.insert(rest);
+  }
+  return chunk;
+}
+
+// Frees `chunk`, merged with whichever neighbours are free.
+void SegmentArena::mark_free(Chunk* chunk) {
+  chunk->free = true;
+  if (Chunk* next = chunk->next; next && next->free) {
+    free_chunks_.erase(next);
+    chunk->size += next->size;
+    chunk->next = next->next;
+    if (chunk->next) chunk->next->prev = chunk;
+    delete next;
+  }
+  if (Chunk* prev = chunk->prev; prev && prev->free) {
+    free_chunks_.erase(prev);
+    prev->size += chunk->size;
+    prev->next = chunk->next;
+    if (prev->next) prev->next->prev = prev;
+    delete chunk;
+    chunk = prev;
+  }
+  free_chunks_.insert(chunk);
+}
+
+// Takes free chunks out of the arena, the largest first, while the free bytes are above the
+// first bound or the mapped bytes above the second (-1: no bound); the caller unmaps them.
+std::vector<SegmentArena::Range> SegmentArena::detach_free_chunks(int64_t while_free_above,
+                                                                      int64_t while_mapped_above) {
+  auto over = [&] {
+    return (while_free_above >= 0 && mapped_ - in_use_ > while_free_above) ||
+           (while_mapped_above >= 0 && mapped_ > while_mapped_above);
+  };
+  std::vector<Range> detached;
+  for (auto it = free_chunks_.end(); it != free_chunks_.begin() && over();) {
+    Chunk* chunk = *--it;
+    if (chunk->prev) chunk->prev->next = nullptr;
+    if (chunk->next) chunk->next->prev = nullptr;
+    detached.push_back({chunk->data, chunk->size});
+    mapped_ -= static_cast<int64_t>(chunk->size);
+    it = free_chunks_.erase(it);
+    delete chunk;
+  }
+  update_free_bytes();
+  return detached;
+}
+
+void SegmentArena::update_free_bytes() { free_bytes_.store(mapped_ - in_use_, std::memory_order_relaxed); }
+
+}  // namespace cohort::detail
