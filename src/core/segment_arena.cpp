@@ -24,11 +24,14 @@ namespace cohort::detail {
 //    two in use; the pool stays within the room above the live peak;
 //  - a loop can need more room than that: the blitz CNN's step holds 3.8 MiB in three chunks when it
 //    asks for 6.1 MiB, so with the pool at its 9.9 MiB peak the pieces were unmapped and mapped again
-//    every step (2 mmaps, 10 munmaps and 70 page faults a step, 3% of its time). A loop asks for the
-//    same sizes at the same points every time round, so a miss that must unmap while the peak, the
-//    bytes in use and the request are those of an earlier such miss is a loop taking back what it
-//    gave: the room doubles (up to the peak itself). The blitz CNN settles after five steps; the
-//    checkpointed char-transformer, whose misses all come in its first step, keeps a sixteenth;
+//    every step (2 mmaps, 10 munmaps and 70 page faults a step: 3% of its time), and a checkpointed
+//    ResNet-50 mapped 8-20 blocks afresh every step. Unmapping while the peak still rises is
+//    surplus from an earlier phase going back (a checkpointed char-transformer's first step does it
+//    six times); once the peak has stood for more allocations than it took to reach it, the loop has
+//    come round again, and a miss that must unmap means it will want that memory every time: the
+//    room doubles (up to the peak itself). The blitz CNN maps nothing more after its fourth step,
+//    ResNet-50 after its third; the char-transformer, whose misses all come in its first step, keeps
+//    a sixteenth;
 //  - free chunks are also unmapped, the largest first, while the device's cache limit is passed, and
 //    all of them by empty_cache, which also starts the peak and the room afresh.
 // A fresh mapping starts on a 2 MiB boundary with its whole 2 MiB pages advised for huge pages (Note
@@ -67,7 +70,7 @@ void* SegmentArena::allocate(size_t nbytes) {
     const int64_t wanted = static_cast<int64_t>(size);
     const int64_t live = std::max(peak_in_use_, in_use_ + wanted);
     unmap = detach_free_chunks(-1, live + (live >> room_shift_) - wanted);
-    if (!unmap.empty()) note_forced_unmap(size);
+    if (!unmap.empty()) note_forced_unmap();
   }
   for (const Range& r : unmap) munmap(r.base, r.size);
   void* base = map_pages(size);
@@ -91,7 +94,11 @@ int64_t SegmentArena::mappings() {
 void* SegmentArena::hand_out(Chunk* chunk) {
   handed_out_.emplace(chunk->data, chunk);
   in_use_ += static_cast<int64_t>(chunk->size);
-  peak_in_use_ = std::max(peak_in_use_, in_use_);
+  ++allocations_;
+  if (in_use_ > peak_in_use_) {
+    peak_in_use_ = in_use_;
+    allocations_at_peak_ = allocations_;
+  }
   update_free_bytes();
   return chunk->data;
 }
@@ -120,26 +127,18 @@ void SegmentArena::release() {
     unmap = detach_free_chunks(0, -1);
     peak_in_use_ = in_use_;  // the pool's bound starts again from what is in use now
     room_shift_ = kFirstRoomShift;
-    forced_.clear();
+    allocations_ = allocations_at_peak_ = 0;
   }
   for (const Range& r : unmap) munmap(r.base, r.size);
 }
 
-// A miss of `size` bytes had to unmap free chunks to keep the pool within its room above the peak.
-// If an earlier such miss at the same peak came with the same request and the same bytes in use, a
-// loop is asking again for what it gave back last time round, and would every time: the room doubles.
-void SegmentArena::note_forced_unmap(size_t size) {
-  if (peak_in_use_ != peak_at_forced_) {
-    peak_at_forced_ = peak_in_use_;
-    forced_.clear();
-  }
-  const std::pair<int64_t, size_t> state{in_use_, size};
-  if (std::find(forced_.begin(), forced_.end(), state) != forced_.end()) {
-    if (room_shift_ > 0) --room_shift_;
-    return;
-  }
-  if (forced_.size() == kForcedRemembered) forced_.erase(forced_.begin());
-  forced_.push_back(state);
+// A miss had to unmap free chunks to keep the pool within its room above the peak. While the peak
+// is still rising (or has stood for fewer allocations than it took to reach it) that is surplus from
+// an earlier phase going back. Later, it is a loop that will ask for the same memory again every time
+// round: the room doubles.
+void SegmentArena::note_forced_unmap() {
+  const int64_t since_peak = allocations_ - allocations_at_peak_;
+  if (since_peak > allocations_at_peak_ && room_shift_ > 0) --room_shift_;
 }
 
 // The smallest free chunk of `size` bytes or more, split when the rest would be worth a chunk of its own.

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace cohort::detail {
@@ -65,21 +64,19 @@ class SegmentArena {
   void mark_free(Chunk* chunk);
   std::vector<Range> detach_free_chunks(int64_t while_free_above, int64_t while_mapped_above);
   void update_free_bytes();
-  void note_forced_unmap(size_t size);
+  void note_forced_unmap();
 
   // The pool's room above the peak is peak >> room_shift_: a sixteenth at first, doubled where a
-  // loop keeps missing what it just gave back (Note [Segments]).
+  // loop must unmap to stay within it after its peak has stood (Note [Segments]).
   static constexpr int kFirstRoomShift = 4;
-  static constexpr size_t kForcedRemembered = 16;
 
   std::mutex mutex_;  // guards everything below but free_bytes_
   std::set<Chunk*, BySize> free_chunks_;
   std::unordered_map<void*, Chunk*> handed_out_;
   int64_t mapped_ = 0, in_use_ = 0, peak_in_use_ = 0, mappings_ = 0;
   int room_shift_ = kFirstRoomShift;
-  // The bytes in use and the request of the latest misses that had to unmap, at peak_at_forced_.
-  std::vector<std::pair<int64_t, size_t>> forced_;
-  int64_t peak_at_forced_ = -1;
+  // Blocks handed out, and how many had been when the peak last rose.
+  int64_t allocations_ = 0, allocations_at_peak_ = 0;
   std::atomic<int64_t> free_bytes_{0};
 };
 
