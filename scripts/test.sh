@@ -55,7 +55,7 @@ if [[ $level == release ]]; then
 fi
 ctest --test-dir build --output-on-failure -j"$jobs"
 
-echo "== ThreadSanitizer: data loader, data parallelism, autograd engine, device executor, profiler (build-tsan/)"
+echo "== ThreadSanitizer: data loader, data parallelism, autograd engine, device executor, profiler, allocator (build-tsan/)"
 # Only those suites are built (COHORT_SANITIZE_THREAD filters cohort_tests). One core and one OpenMP
 # thread: libgomp is not instrumented, so TSan must not see its threads (tests/tsan.supp says more).
 cmake -S . -B build-tsan "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug -DCOHORT_SANITIZE_THREAD=ON \

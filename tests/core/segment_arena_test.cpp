@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/segment_arena.h"
@@ -85,6 +86,32 @@ TEST(SegmentArena, AFreeChunkIsUnmappedWhenTheLimitIsPassed) {
   EXPECT_EQ(arena.free_bytes(), static_cast<int64_t>(4 * kMiB));
   EXPECT_EQ(arena.mapped_bytes(), static_cast<int64_t>(4 * kMiB));
   EXPECT_FALSE(arena.deallocate(&arena, INT64_MAX)) << "not a block of this arena";
+}
+
+TEST(SegmentArena, ThreadsTakeAndGiveBackBlocksOfOneArenaAtOnce) {
+  // A device's tensors are freed on whichever thread drops them last (DataParallel's replicas, the
+  // backward engine's executors): the arena is shared, and ThreadSanitizer runs this test too.
+  SegmentArena arena;
+  auto work = [&arena](int seed) {
+    std::vector<void*> held;
+    for (int i = 0; i < 200; ++i) {
+      const size_t size = (1 + (i * 7 + seed) % 5) * kMiB;
+      auto* p = static_cast<char*>(arena.allocate(size));
+      ASSERT_NE(p, nullptr);
+      p[0] = p[size - 1] = static_cast<char>(seed);
+      held.push_back(p);
+      if (held.size() > 3) {
+        arena.deallocate(held.front(), INT64_MAX);
+        held.erase(held.begin());
+      }
+    }
+    for (void* p : held) arena.deallocate(p, INT64_MAX);
+  };
+  std::thread a(work, 1), b(work, 2);
+  a.join();
+  b.join();
+  arena.release();
+  EXPECT_EQ(arena.mapped_bytes(), 0);
 }
 
 }  // namespace
