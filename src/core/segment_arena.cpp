@@ -161,22 +161,23 @@ SegmentArena::Chunk* SegmentArena::take_best_fit(size_t size) {
 // Frees `chunk`, merged with whichever neighbours are free.
 void SegmentArena::mark_free(Chunk* chunk) {
   chunk->free = true;
-  if (Chunk* next = chunk->next; next && next->free) {
-    free_chunks_.erase(next);
-    chunk->size += next->size;
-    chunk->next = next->next;
-    if (chunk->next) chunk->next->prev = chunk;
-    delete next;
-  }
+  if (chunk->next && chunk->next->free) absorb_next(chunk);
   if (Chunk* prev = chunk->prev; prev && prev->free) {
-    free_chunks_.erase(prev);
-    prev->size += chunk->size;
-    prev->next = chunk->next;
-    if (prev->next) prev->next->prev = prev;
-    delete chunk;
+    free_chunks_.erase(prev);  // its size, the set's key, is about to change
+    absorb_next(prev);
     chunk = prev;
   }
   free_chunks_.insert(chunk);
+}
+
+// Merges the free chunk after `chunk` into it; `chunk` is not in free_chunks_.
+void SegmentArena::absorb_next(Chunk* chunk) {
+  Chunk* next = chunk->next;
+  free_chunks_.erase(next);  // a no-op for the chunk mark_free is freeing
+  chunk->size += next->size;
+  chunk->next = next->next;
+  if (chunk->next) chunk->next->prev = chunk;
+  delete next;
 }
 
 // Takes free chunks out of the arena, the largest first, while the free bytes are above the

@@ -62,6 +62,7 @@ class SegmentArena {
   void* hand_out(Chunk* chunk);
   Chunk* take_best_fit(size_t size);
   void mark_free(Chunk* chunk);
+  void absorb_next(Chunk* chunk);
   std::vector<Range> detach_free_chunks(int64_t while_free_above, int64_t while_mapped_above);
   void update_free_bytes();
   void note_forced_unmap();
