@@ -27,8 +27,9 @@ namespace cohort::detail {
 // of one process, so two DataParallel devices stalled each other (their backward was 35% slower than
 // one device with two threads). So blocks of at least kCacheMinBytes are kept, per device, when freed
 // and handed out again for a request they fit without wasting more than an eighth of themselves;
-// from a megabyte on, blocks are chunks of segments that split and merge instead (Note [Segments] in
-// segment_arena.cpp), so that the pool follows the step's peak rather than every size it asked for.
+// from a megabyte on, blocks are chunks of the allocator's own mappings that split and merge instead
+// (Note [Segments] in segment_arena.cpp), so that the pool follows the step's peak rather than every
+// size it asked for.
 // Smaller blocks are kept too, in power-of-two size classes from 64 bytes (a free list each): left
 // to glibc, the few hundred small tensors of a step freed together made its heap top shrink by
 // brk() and grow back page by page every step (the blitz CNN at batch 4 spent 4% of its step in
@@ -99,11 +100,11 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // A block of several megabytes (a batch's activations, a layer's weights) is read in full by most
 // ops, and with 4 KiB pages each pass takes a TLB miss every 4 KiB. A kernel whose transparent huge
 // pages are in "madvise" mode backs anonymous memory with 2 MiB pages only where asked, so blocks of
-// kHugeMinBytes and more (and every segment, Note [Segments]) start on a 2 MiB boundary and advise
-// huge pages for the 2 MiB pages they fill; the partial page at the end stays small, so no memory is
-// added. ResNet-18 training at batch
-// 256 ran 2-3% faster for it (BENCHMARKS.md); models of small tensors are unchanged. Where the
-// kernel has transparent huge pages off, the advice fails and is ignored.
+// kHugeMinBytes and more (and every mapping of Note [Segments]) start on a 2 MiB boundary and
+// advise huge pages for the 2 MiB pages they fill; the partial page at the end stays small, so no
+// memory is added. ResNet-18 training at batch 256 ran 2-3% faster for it (BENCHMARKS.md); models of
+// small tensors are unchanged. Where the kernel has transparent huge pages off, the advice fails and
+// is ignored.
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kHugeMinBytes = size_t{4} << 20;
 

@@ -12,7 +12,8 @@ namespace cohort::detail {
 // next: the forward's activations, the backward's gradients, a checkpointed segment's recompute. A
 // cache that hands a freed block only to a request of about its size keeps a block of every size the
 // step ever asked for, and its pool outgrows the step's peak (a checkpointed char-transformer step
-// kept 362 MiB for a 201 MiB peak). So blocks of a megabyte and more are chunks of mappings:
+// kept 362 MiB for a 201 MiB peak). So blocks of a megabyte and more are chunks of segments, the
+// mappings the allocator makes itself:
 //  - a request takes the smallest free chunk that holds it and leaves the rest, when that is a
 //    megabyte or more, free for the next; a freed chunk merges with its free neighbours, so the
 //    pieces of a mapping come back together;
