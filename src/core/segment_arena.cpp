@@ -62,6 +62,17 @@ void* map_pages(size_t bytes) {
 
 }  // namespace
 
+SegmentArena::~SegmentArena() {
+  for (Chunk* chunk : free_chunks_) {
+    munmap(chunk->data, chunk->size);
+    delete chunk;
+  }
+  for (auto& [data, chunk] : handed_out_) {
+    munmap(data, chunk->size);
+    delete chunk;
+  }
+}
+
 void* SegmentArena::allocate(size_t nbytes) {
   const size_t size = round_up(nbytes, kPage);
   std::vector<Range> unmap;

@@ -20,6 +20,9 @@ class SegmentArena {
   SegmentArena() = default;
   SegmentArena(const SegmentArena&) = delete;
   SegmentArena& operator=(const SegmentArena&) = delete;
+  // Unmaps everything, blocks still handed out too: their owners must be gone. (A device's arena
+  // lives as long as the process.)
+  ~SegmentArena();
 
   // `nbytes` >= kMinBytes, page aligned (on 2 MiB where it was mapped afresh); nullptr when the system
   // has no memory left.
