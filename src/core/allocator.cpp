@@ -9,13 +9,13 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
 #include "cohort/core/error.h"
 #include "cohort/core/profiling.h"
 #include "cohort/core/storage.h"
+#include "pages.h"
 #include "segment_arena.h"
 
 namespace cohort::detail {
@@ -94,8 +94,6 @@ std::atomic<int64_t>& limit() {
 
 int64_t cache_limit() { return limit().load(std::memory_order_relaxed); }
 
-size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
 // Note [Huge pages for large blocks]
 // A block of several megabytes (a batch's activations, a layer's weights) is read in full by most
 // ops, and with 4 KiB pages each pass takes a TLB miss every 4 KiB. A kernel whose transparent huge
@@ -105,13 +103,12 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // memory is added. ResNet-18 training at batch 256 ran 2-3% faster for it (BENCHMARKS.md); models of
 // small tensors are unchanged. Where the kernel has transparent huge pages off, the advice fails and
 // is ignored.
-constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kHugeMinBytes = size_t{4} << 20;
 
 void* system_allocate(size_t bytes) {
   if (bytes < kHugeMinBytes) return std::aligned_alloc(kAlignment, round_up(bytes, kAlignment));
   void* p = std::aligned_alloc(kHugePage, round_up(bytes, kHugePage));
-  if (p) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  if (p) advise_huge_pages(p, bytes);
   return p;
 }
 
@@ -181,7 +178,7 @@ void* take_cached(DeviceMemory& m, size_t capacity) {
 }
 
 void* allocate_large(DeviceMemory& m, size_t nbytes) {
-  const size_t capacity = round_up(nbytes, 4096);
+  const size_t capacity = round_up(nbytes, kPage);
   void* header = cache_limit() > 0 ? take_cached(m, capacity) : nullptr;
   if (!header) header = new_block(capacity);
   return header ? static_cast<char*>(header) + kAlignment : nullptr;

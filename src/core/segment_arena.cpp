@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <sys/mman.h>
 
+#include "pages.h"
+
 namespace cohort::detail {
 
 // Note [Segments]
@@ -40,11 +42,6 @@ namespace cohort::detail {
 
 namespace {
 
-constexpr size_t kPage = 4096;
-constexpr size_t kHugePage = size_t{2} << 20;
-
-size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
 // `bytes` (a multiple of the page) of fresh memory on a 2 MiB boundary; nullptr when there is none.
 void* map_pages(size_t bytes) {
   const size_t span = bytes + kHugePage - kPage;
@@ -55,8 +52,7 @@ void* map_pages(size_t bytes) {
   if (aligned > start) munmap(p, aligned - start);
   if (const size_t tail = start + span - (aligned + bytes)) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
   auto* base = reinterpret_cast<void*>(aligned);
-  // Fails where the kernel has transparent huge pages off; the pages then stay small.
-  if (bytes >= kHugePage) madvise(base, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  advise_huge_pages(base, bytes);
   return base;
 }
 
